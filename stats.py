@@ -164,8 +164,12 @@ class Moments(NamedTuple):
     variance: Fraction  # Var(q . k)
 
 
-def _distribution(fn: str, values, probabilities) -> Dict[Fraction, Fraction]:
-    """Return {value: probability} as Fractions after checking it is a distribution."""
+def _distribution(fn: str, values, probabilities) -> Tuple[Dict[int, int], int, int]:
+    """Return (pmf, L, D): the distribution with integer values v L and integer weights p D.
+
+    Scaling by the common denominators L (of the values) and D (of the
+    probabilities) keeps every later convolution in fast integer arithmetic.
+    """
     as_reals(fn, values, "values")  # checks; the Fractions below keep the exact inputs
     values = [Fraction(v) for v in values]
     if probabilities is None:
@@ -177,29 +181,39 @@ def _distribution(fn: str, values, probabilities) -> Dict[Fraction, Fraction]:
     if any(p < 0 for p in probabilities) or sum(probabilities) != 1:
         raise ValueError(f"{fn}: probabilities must be >= 0 and sum to exactly 1 "
                          f"(got sum {sum(probabilities)}); pass Fractions such as Fraction(1, 3)")
-    pmf: Dict[Fraction, Fraction] = {}
+    L = _lcm(v.denominator for v in values)
+    D = _lcm(p.denominator for p in probabilities)
+    pmf: Dict[int, int] = {}
     for v, p in zip(values, probabilities):
-        pmf[v] = pmf.get(v, Fraction(0)) + p
-    return pmf
+        key = int(v * L)
+        pmf[key] = pmf.get(key, 0) + int(p * D)
+    return pmf, L, D
 
 
-def _convolve(a: Dict[Fraction, Fraction], b: Dict[Fraction, Fraction], op) -> Dict[Fraction, Fraction]:
-    """The distribution of op(X, Y) for independent X ~ a, Y ~ b."""
-    out: Dict[Fraction, Fraction] = {}
-    for x, px in a.items():
-        for y, py in b.items():
+def _lcm(numbers) -> int:
+    result = 1
+    for k in numbers:
+        result = result * k // math.gcd(result, k)
+    return result
+
+
+def _convolve(a: Dict[int, int], b: Dict[int, int], op) -> Dict[int, int]:
+    """The (unnormalised) distribution of op(X, Y) for independent X ~ a, Y ~ b."""
+    out: Dict[int, int] = {}
+    for x, wx in a.items():
+        for y, wy in b.items():
             z = op(x, y)
-            out[z] = out.get(z, Fraction(0)) + px * py
+            out[z] = out.get(z, 0) + wx * wy
     return out
 
 
-def _sum_of_copies(pmf: Dict[Fraction, Fraction], count: int) -> Dict[Fraction, Fraction]:
+def _sum_of_copies(pmf: Dict[int, int], count: int) -> Dict[int, int]:
     """The distribution of X_1 + ... + X_count for i.i.d. X_i ~ pmf, by repeated doubling."""
-    total = {Fraction(0): Fraction(1)}
+    total = {0: 1}
     while count:
         if count & 1:
-            total = _convolve(total, pmf, lambda x, y: x + y)
-        pmf = _convolve(pmf, pmf, lambda x, y: x + y)
+            total = _convolve(total, pmf, operator.add)
+        pmf = _convolve(pmf, pmf, operator.add)
         count >>= 1
     return total
 
@@ -211,6 +225,8 @@ def exact_dot_product_moments(d_k: int, values: Sequence[float],
 
     No sampling: the distribution of q_i k_i, then of its sum over d_k
     components, is built exactly by convolution, and the moments are Fractions.
+    The work grows with the number of distinct sums, so keep d_k in the
+    hundreds for two-point distributions and in the tens for richer ones.
     For the +-1 (Rademacher) distribution the answer is exactly (0, d_k).
 
     >>> exact_dot_product_moments(8, [-1, 1])
@@ -218,11 +234,13 @@ def exact_dot_product_moments(d_k: int, values: Sequence[float],
     """
     fn = "exact_dot_product_moments"
     _check_dk(fn, d_k)
-    component = _distribution(fn, values, probabilities)
-    product = _convolve(component, component, lambda x, y: x * y)  # q_i k_i
+    component, L, D = _distribution(fn, values, probabilities)
+    product = _convolve(component, component, operator.mul)  # q_i k_i, values scaled by L^2
     dot = _sum_of_copies(product, d_k)  # sum_i q_i k_i
-    mu = sum(v * p for v, p in dot.items())
-    return Moments(mu, sum((v - mu) ** 2 * p for v, p in dot.items()))
+    total_weight = D ** (2 * d_k)
+    first = Fraction(sum(s * w for s, w in dot.items()), total_weight * L ** 2)
+    second = Fraction(sum(s * s * w for s, w in dot.items()), total_weight * L ** 4)
+    return Moments(first, second - first * first)  # exact arithmetic: no cancellation to fear
 
 
 def dot_product_fourth_moment(d_k: int) -> int:
@@ -571,6 +589,125 @@ def report_pictures(draws: Dict[int, Vector]) -> List[str]:
     return lines
 
 
+# ------------------------------------------------ the documents' worked numbers
+
+class QuotedExample(NamedTuple):
+    """A softmax example worked by hand in a source document, with what it quotes."""
+    document: str  # file name prefix in shared/documents
+    logits: Tuple[float, ...]
+    quoted_p: Tuple[str, ...]  # the probabilities as printed ("0.999..." = digits that follow)
+    quoted_derivative: Optional[str]  # d p_1 / d x_1 = p_1 (1 - p_1) as printed, if any
+
+
+DOCUMENT_EXAMPLES = (
+    QuotedExample("000", (1.0, 0.5, -0.5), ("0.506", "0.307", "0.187"), "0.250"),
+    QuotedExample("000", (8.0, 4.0, -4.0), ("0.9997", "0.0003", "0.0000"), "0.0003"),
+    QuotedExample("002", (100.0, 1.0, 1.0, 1.0), ("0.999...", "0.000...", "0.000...", "0.000..."), None),
+    QuotedExample("002", (10.0, 0.1, 0.1, 0.1), ("0.999...", "0.000...", "0.000...", "0.000..."), None),
+    QuotedExample("004", (1.0, 0.0), ("0.73", "0.27"), None),
+    QuotedExample("004", (10.0, 0.0), ("0.9999", "0.0001"), None),
+    QuotedExample("004", (2.0, 1.0, 0.0, -1.0), ("0.52", "0.28", "0.14", "0.06"), None),
+    QuotedExample("004", (20.0, 10.0, 0.0, -10.0), ("1.00", "0.00", "0.00", "0.00"), None),
+)
+
+
+def agrees_with_quote(value: float, quoted: str, gap_below_one: Optional[float] = None) -> bool:
+    """Return whether value, printed as the quote is printed, reads the same.
+
+    "0.506" means value rounds to 0.506; "0.999..." means its digits begin
+    0.999, i.e. 0.999 <= value < 1.  A probability within an ulp of 1 is 1.0
+    as a float, so gap_below_one (1 - value, computed accurately) decides then.
+
+    >>> agrees_with_quote(0.5466, "0.547"), agrees_with_quote(0.5, "0.506")
+    (True, False)
+    >>> agrees_with_quote(1.0, "0.999..."), agrees_with_quote(1.0, "0.999...", gap_below_one=3e-43)
+    (False, True)
+    """
+    if quoted.endswith("..."):
+        low = float(quoted[:-3])
+        high = low + 10.0 ** -len(quoted[:-3].split(".")[1])
+        below_high = value < high or (high == 1.0 and gap_below_one is not None and gap_below_one > 0)
+        return low <= value and below_high
+    decimals = len(quoted.split(".")[1]) if "." in quoted else 0
+    return f"{value:.{decimals}f}" == quoted
+
+
+def _show_probability(p: float, gap_below_one: float) -> str:
+    return f"1 - {gap_below_one:.3g}" if gap_below_one < 1e-3 else f"{p:.4g}"
+
+
+def first_derivative(logits: Sequence[float]) -> float:
+    """Return d p_1 / d x_1 = p_1 (1 - p_1), the Jacobian's first diagonal entry.
+
+    >>> first_derivative([0.0, 0.0])
+    0.25
+    """
+    return softmax_jacobian(logits)[0][0]
+
+
+def worked_examples_table() -> List[str]:
+    """Return a Markdown table: each documented example, what it quotes, what the code computes."""
+    lines = ["| doc | logits x | quoted softmax(x) | computed softmax(x) | quoted dp_1/dx_1 "
+             "| computed dp_1/dx_1 | agree? |", "|---|---|---|---|---|---|---|"]
+    for ex in DOCUMENT_EXAMPLES:
+        p = softmax(ex.logits)
+        gaps = [-math.expm1(lp) for lp in log_softmax(ex.logits)]  # 1 - p_i, no cancellation
+        derivative = first_derivative(ex.logits)
+        same = all(agrees_with_quote(v, q, g) for v, q, g in zip(p, ex.quoted_p, gaps))
+        if ex.quoted_derivative is not None:
+            same = same and agrees_with_quote(derivative, ex.quoted_derivative)
+        logits = ", ".join(f"{v:g}" for v in ex.logits)
+        computed = ", ".join(_show_probability(v, g) for v, g in zip(p, gaps))
+        lines.append(f"| {ex.document} | [{logits}] | [{', '.join(ex.quoted_p)}] | [{computed}] | "
+                     f"{ex.quoted_derivative or '-'} | {derivative:.4g} | "
+                     f"{'yes' if same else '**no**'} |")
+    return lines
+
+
+class QuotedSpread(NamedTuple):
+    """A row of a documents' table of score spread: d_k, the std and range they print."""
+    document: str
+    d_k: int
+    scaled: bool  # True when the row is about q . k / sqrt(d_k)
+    quoted_std: str
+    quoted_range: Optional[float]  # the half-width r of the printed range [-r, r]
+
+
+DOCUMENT_SPREADS = (
+    QuotedSpread("000", 64, True, "1", 3.0),
+    QuotedSpread("000", 64, False, "8", 24.0),
+    QuotedSpread("000", 512, False, "22.6", 68.0),
+    QuotedSpread("002", 512, False, "22.6", 100.0),
+    QuotedSpread("002", 1024, False, "32", None),
+    QuotedSpread("004", 64, False, "8", 16.0),
+    QuotedSpread("004", 128, False, "11.3", 23.0),
+    QuotedSpread("004", 512, False, "22.6", 45.0),
+)
+
+
+def spread_table() -> List[str]:
+    """Return a Markdown table: std of the score and how many stds each quoted range spans.
+
+    The std is sqrt(Var) = sqrt(d_k) unscaled and 1 scaled; a range [-r, r] spans r / std
+    standard deviations and holds P(|Z| <= r / std) of a normal score.
+    """
+    normal = statistics.NormalDist()
+    lines = ["| doc | d_k | score | quoted std | computed std | quoted range | range in stds "
+             "| P(score in range) | agree? |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in DOCUMENT_SPREADS:
+        c = scale_factor("1/sqrt(d_k)" if row.scaled else "none", row.d_k)
+        std = math.sqrt(scaled_variance(dot_product_variance(row.d_k), c))
+        cells = ["-", "-", "-"]
+        if row.quoted_range is not None:
+            k = row.quoted_range / std
+            cells = [f"[-{row.quoted_range:g}, {row.quoted_range:g}]", f"{k:.2f}",
+                     f"{2 * normal.cdf(k) - 1:.5f}"]
+        lines.append(f"| {row.document} | {row.d_k} | {'q.k/sqrt(d_k)' if row.scaled else 'q.k'} "
+                     f"| {row.quoted_std} | {std:.4g} | {' | '.join(cells)} | "
+                     f"{'yes' if agrees_with_quote(std, row.quoted_std) else '**no**'} |")
+    return lines
+
+
 def _dk_list(text: str) -> List[int]:
     try:
         dks = [int(part) for part in text.split(",") if part.strip()]
@@ -604,7 +741,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="random attention rows per d_k for sections 3 and 4 (default 60)")
     parser.add_argument("--keys", type=_positive, default=16,
                         help="keys per attention row, m (default 16)")
+    parser.add_argument("--worked-examples", action="store_true",
+                        help="print only the Markdown tables of the documents' worked numbers "
+                             "against the computed ones (as in README.md), then stop")
     args = parser.parse_args(argv)
+    if args.worked_examples:
+        print("\n".join(worked_examples_table() + [""] + spread_table()))
+        return 0
     print(f"The sqrt(d_k) in softmax(Q K^T / sqrt(d_k)) V: seed {args.seed}, "
           f"{args.samples} samples, d_k in {args.dk}")
     draws = draw_dot_products(args.dk, args.samples, args.seed)
