@@ -17,9 +17,14 @@ Public functions:
     dot_product_fourth_moment(d_k), variance_standard_error(d_k, n)
     sample_dot_products(d_k, n, seed=, scale=)              Monte Carlo, N(0, 1)
     layer_norm(x), sample_projected_dot_products(d_k, n, d_model=, seed=)
-    saturation_stats(d_k, scale_name, ...)  largest weight, entropy, ||J||_F
+    random_trials(d_k, ...)                 seeded (Q, K, V, G) for one query row
+    saturation_stats(d_k, scale_name, ...)  largest weight, entropy, ||J||_F (saturation_of)
     gradient_stats(d_k, scale_name, ...)    ||dL/dS||, ||dL/dQ|| through attention_backward
+                                            (gradients_of: the same from given trials)
+    softmax_entropy(x)                      H(softmax(x)) in nats
     bar_chart(rows)                         a terminal bar chart in plain characters
+    DOCUMENT_EXAMPLES, worked_examples_table(), DOCUMENT_SPREADS, spread_table()
+                                            the documents' numbers against the computed
     main(argv)                              the report printed by `python3 stats.py`
 
 >>> dot_product_variance(64), scaled_variance(dot_product_variance(64), 1 / 8)
@@ -379,15 +384,17 @@ def _norm(rows: List[Vector]) -> float:
     return math.sqrt(math.fsum(v * v for row in rows for v in row))  # Frobenius
 
 
-def entropy(p: Sequence[float]) -> float:
-    """Return H(p) = -sum_i p_i log p_i in nats (0 log 0 = 0); log 16 = 2.7726 is uniform over 16.
+def softmax_entropy(x: Sequence[float]) -> float:
+    """Return H(p) = -sum_i p_i log p_i in nats for p = softmax(x) (0 log 0 = 0).
 
-    >>> round(entropy([0.5, 0.5]), 6) == round(math.log(2), 6), entropy([1.0, 0.0])
+    log p_i comes from log_softmax, accurate even where p_i is within an ulp of 1.
+    Uniform over m keys gives ln m; one-hot gives 0.
+
+    >>> round(softmax_entropy([0.0] * 16), 12) == round(math.log(16), 12), softmax_entropy([0.0, -1e4])
     (True, 0.0)
     """
-    p = as_reals("entropy", p, "p")
-    log_p = [math.log(v) if v > 0.0 else 0.0 for v in p]
-    return max(0.0, -math.fsum(v * lv for v, lv in zip(p, log_p)))
+    p = softmax(x)
+    return max(0.0, -math.fsum(pi * lp for pi, lp in zip(p, log_softmax(x)) if pi > 0.0))
 
 
 class Saturation(NamedTuple):
@@ -397,12 +404,18 @@ class Saturation(NamedTuple):
 
 
 def saturation_of(trials: Sequence[Trial], c: float) -> Saturation:
-    """Return the mean largest weight, entropy and ||J||_F of softmax(c Q K^T) over the trials."""
+    """Return the mean largest weight, entropy and ||J||_F of softmax(c Q K^T) over the trials.
+
+    Equal keys make every row uniform: max p = 1/m, H = ln m, ||J||_F = sqrt(1/m - 1/m^2).
+
+    >>> same = Trial([[1.0, 0.0]], [[0.5, 0.5]] * 4, [[1.0]] * 4, [[1.0]])
+    >>> [round(v, 6) for v in saturation_of([same], 1.0)] == [0.25, round(math.log(4), 6), round(math.sqrt(3) / 4, 6)]
+    True
+    """
     totals = [0.0, 0.0, 0.0]
     for trial in trials:
         logits = attention_steps(trial.Q, trial.K, trial.V, scale=c).scaled_scores[0]
-        p = softmax(logits)
-        for t, value in enumerate((max(p), _entropy_from_logits(logits, p),
+        for t, value in enumerate((max(softmax(logits)), softmax_entropy(logits),
                                    _norm(softmax_jacobian(logits)))):
             totals[t] += value
     return Saturation(*(t / len(trials) for t in totals))
@@ -422,11 +435,6 @@ def saturation_stats(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
     return saturation_of(random_trials(d_k, m=m, trials=trials, seed=seed), c)
 
 
-def _entropy_from_logits(logits: Vector, p: Vector) -> float:
-    # -sum p_i log p_i with log p_i from log_softmax: accurate even where p_i is near 1
-    return max(0.0, -math.fsum(pi * lp for pi, lp in zip(p, log_softmax(logits)) if pi > 0.0))
-
-
 class GradientNorms(NamedTuple):
     score_grad: float  # mean over trials of ||dL/dS|| (S: the logits, after scaling)
     query_grad: float  # mean of ||dL/dQ||
@@ -435,7 +443,14 @@ class GradientNorms(NamedTuple):
 
 
 def gradients_of(trials: Sequence[Trial], c: float) -> GradientNorms:
-    """Return the mean and median norms of dL/dS and dL/dQ through attention_backward."""
+    """Return the mean and median norms of dL/dS and dL/dQ through attention_backward.
+
+    Equal values V make the output independent of the weights, so no gradient flows:
+
+    >>> flat = Trial([[1.0, 0.0]], [[0.5, 0.5], [1.0, 0.0]], [[2.0], [2.0]], [[1.0]])
+    >>> gradients_of([flat], 1.0)
+    GradientNorms(score_grad=0.0, query_grad=0.0, score_grad_median=0.0, query_grad_median=0.0)
+    """
     score_norms, query_norms = [], []
     for trial in trials:
         weights = attention_steps(trial.Q, trial.K, trial.V, scale=c).weights
@@ -485,7 +500,7 @@ def _header(title: str) -> str:
     return f"\n{title}\n{'-' * len(title)}"
 
 
-def draw_dot_products(dks: Sequence[int], samples: int, seed: int) -> Dict[int, Vector]:
+def _draw_dot_products(dks: Sequence[int], samples: int, seed: int) -> Dict[int, Vector]:
     """Return {d_k: sample_dot_products(d_k, samples, seed=seed + d_k)}: the draws of sections 1, 2, 5."""
     return {d_k: sample_dot_products(d_k, samples, seed=seed + d_k) for d_k in dks}
 
@@ -495,7 +510,7 @@ def _second_moment(draws: Vector) -> float:
     return math.fsum(x * x for x in draws) / len(draws)
 
 
-def report_variance(draws: Dict[int, Vector]) -> List[str]:
+def _report_variance(draws: Dict[int, Vector]) -> List[str]:
     """Section 1: Var(q . k) and Var(q . k / sqrt(d_k)) in theory and simulated."""
     n = len(next(iter(draws.values())))
     lines = [_header("1. Var(q . k) = d_k, and 1 after dividing by sqrt(d_k)"),
@@ -512,7 +527,7 @@ def report_variance(draws: Dict[int, Vector]) -> List[str]:
     return lines
 
 
-def report_projection(samples: int, seed: int, d_model: int = 64, d_k: int = 16) -> List[str]:
+def _report_projection(samples: int, seed: int, d_model: int = 64, d_k: int = 16) -> List[str]:
     """Section 1b: the same variance when q and k come from projections of a normalised x."""
     s = sample_projected_dot_products(d_k, samples, d_model=d_model, seed=seed)
     v, se = _second_moment(s), variance_standard_error(d_k, samples)
@@ -521,7 +536,7 @@ def report_projection(samples: int, seed: int, d_model: int = 64, d_k: int = 16)
             f"   Var(q . k): theory {dot_product_variance(d_k)}, simulated {v:.2f} +- {se:.2f}"]
 
 
-def report_scales(draws: Dict[int, Vector]) -> List[str]:
+def _report_scales(draws: Dict[int, Vector]) -> List[str]:
     """Section 2: the variance of c (q . k) for each scale choice c."""
     lines = [_header("2. Variance of the scaled score c (q . k): theory / simulated"),
              f"{'d_k':>6}" + "".join(f" {name:>21}" for name in SCALE_CHOICES)]
@@ -535,7 +550,7 @@ def report_scales(draws: Dict[int, Vector]) -> List[str]:
     return lines
 
 
-def report_saturation_and_gradients(dks: Sequence[int], m: int, trials: int,
+def _report_saturation_and_gradients(dks: Sequence[int], m: int, trials: int,
                                     seed: int) -> List[str]:
     """Sections 3 and 4, from one set of random_trials per d_k, unscaled against scaled."""
     saturation = [_header(f"3. Saturation of softmax over m = {m} keys ({trials} trials per d_k)"),
@@ -568,7 +583,7 @@ def report_saturation_and_gradients(dks: Sequence[int], m: int, trials: int,
     return saturation + gradient
 
 
-def report_pictures(draws: Dict[int, Vector]) -> List[str]:
+def _report_pictures(draws: Dict[int, Vector]) -> List[str]:
     """Section 5: softmax at moderate and large scale, and variance against d_k, as bars."""
     lines = [_header("5. Pictures")]
     moderate = [2.0, 1.0, 0.0, -1.0]
@@ -646,7 +661,11 @@ def first_derivative(logits: Sequence[float]) -> float:
 
 
 def worked_examples_table() -> List[str]:
-    """Return a Markdown table: each documented example, what it quotes, what the code computes."""
+    """Return a Markdown table: each documented example, what it quotes, what the code computes.
+
+    >>> worked_examples_table()[6]
+    '| 004 | [1, 0] | [0.73, 0.27] | [0.7311, 0.2689] | - | 0.1966 | yes |'
+    """
     lines = ["| doc | logits x | quoted softmax(x) | computed softmax(x) | quoted dp_1/dx_1 "
              "| computed dp_1/dx_1 | agree? |", "|---|---|---|---|---|---|---|"]
     for ex in DOCUMENT_EXAMPLES:
@@ -690,6 +709,9 @@ def spread_table() -> List[str]:
 
     The std is sqrt(Var) = sqrt(d_k) unscaled and 1 scaled; a range [-r, r] spans r / std
     standard deviations and holds P(|Z| <= r / std) of a normal score.
+
+    >>> spread_table()[7]
+    '| 004 | 64 | q.k | 8 | 8 | [-16, 16] | 2.00 | 0.95450 | yes |'
     """
     normal = statistics.NormalDist()
     lines = ["| doc | d_k | score | quoted std | computed std | quoted range | range in stds "
@@ -750,12 +772,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     print(f"The sqrt(d_k) in softmax(Q K^T / sqrt(d_k)) V: seed {args.seed}, "
           f"{args.samples} samples, d_k in {args.dk}")
-    draws = draw_dot_products(args.dk, args.samples, args.seed)
-    for section in (report_variance(draws),
-                    report_projection(max(1, args.samples // 4), args.seed),
-                    report_scales(draws),
-                    report_saturation_and_gradients(args.dk, args.keys, args.trials, args.seed),
-                    report_pictures(draws)):
+    draws = _draw_dot_products(args.dk, args.samples, args.seed)
+    for section in (_report_variance(draws),
+                    _report_projection(max(1, args.samples // 4), args.seed),
+                    _report_scales(draws),
+                    _report_saturation_and_gradients(args.dk, args.keys, args.trials, args.seed),
+                    _report_pictures(draws)):
         print("\n".join(section))
     return 0
 

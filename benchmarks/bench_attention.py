@@ -129,7 +129,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rng = random.Random(0)
     print(f"Python {platform.python_version()} ({platform.python_implementation()}), "
-          f"math.sumprod: {'yes' if hasattr(math, 'sumprod') else 'no (fsum fallback)'}")
+          f"math.sumprod: {'yes' if hasattr(math, 'sumprod') else 'no (sum(map(mul)) fallback)'}")
     speed_against_textbook(64 if args.quick else 128, 64, rng)
     memory_streaming(256 if args.quick else 2048, 16, rng)
     growth([32, 64, 128] if args.quick else [64, 128, 256], [16, 64, 256] if not args.quick else [16, 64], rng)

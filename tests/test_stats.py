@@ -13,9 +13,9 @@ from fractions import Fraction
 
 import pytest
 
-from oracle import U
+from oracle import U, decimal_softmax
 from stats import (SCALE_CHOICES, bar_chart, dot_product_fourth_moment, dot_product_variance,
-                   entropy, exact_dot_product_moments, gradients_of, layer_norm, mean,
+                   softmax_entropy, exact_dot_product_moments, gradients_of, layer_norm, mean,
                    product_variance, random_trials, sample_dot_products,
                    sample_projected_dot_products, saturation_of, scale_factor, scaled_variance,
                    variance, variance_standard_error)
@@ -284,8 +284,11 @@ def test_unscaled_gradient_vanishes_and_scaling_restores_it(tables):
 
 
 def test_entropy_and_bar_chart():
-    assert math.isclose(entropy([0.25] * 4), math.log(4), rel_tol=4 * U)
-    assert entropy([1.0, 0.0, 0.0]) == 0.0
+    assert math.isclose(softmax_entropy([0.0] * 4), math.log(4), rel_tol=4 * U)
+    assert softmax_entropy([0.0, -math.inf, -math.inf]) == 0.0
+    x = [2.0, 1.0, -3.0]  # against the definition with 50-digit probabilities
+    p = decimal_softmax(x)
+    assert abs(softmax_entropy(x) - float(-sum(v * v.ln() for v in p))) <= 1e-15
     lines = bar_chart([("a", 2.0), ("bb", 1.0), ("c", 0.0)], width=10)
     assert lines == [" a |########## 2", "bb |#####      1", " c |           0"]
 
