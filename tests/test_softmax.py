@@ -45,8 +45,11 @@ ALL_VECTORS = HOSTILE + [random_logits(s) for s in SEEDS]
 # the denominator inherits the p-weighted average of its terms' errors,
 # U (E_p|x - m| + 2), plus 1 U for fsum; the division adds 1 U.  So
 #     |p_i - p_i*| / p_i* <= (|x_i - m| + E_p|x - m| + 6) U.
-# For log p_i = (x_i - m) - log1p(s) the same terms become absolute errors:
-#     |log p_i - log p_i*| <= (|x_i - m| + |log p_i*| + (s / (1 + s)) (M + 2) + 2) U,
+# For log p_i = (x_i - m) - log1p(s) the same terms become absolute errors: U |x_i - m|
+# from the first subtraction; s carries a relative error of at most (M + 3) U, which
+# log1p scales by s / (1 + s); log1p itself is within 1 ulp (2 U log1p(s)); the final
+# subtraction rounds once (U |log p_i|).  So
+#     |log p_i - log p_i*| <= (|x_i - m| + |log p_i*| + 2 log1p(s) + (s / (1 + s)) (M + 3)) U,
 # with M = max_j |x_j - m| over the unmasked j and s = sum_{j != k} exp(x_j - m).
 
 
@@ -79,7 +82,7 @@ def log_softmax_error_ratios(x):
     exact = decimal_log_softmax(x)
     p_exact = decimal_softmax(x)
     m, _, max_gap = _spread(x, p_exact)
-    s = float(sum(p for p in p_exact) / max(p_exact)) - 1.0  # sum_{j != k} e^(x_j - m)
+    s = float((sum(p_exact) - max(p_exact)) / max(p_exact))  # sum_{j != k} e^(x_j - m), in decimal
     ratios = []
     for v, lp, lp_star in zip(x, log_softmax(x), exact):
         if v == -INF:
@@ -88,7 +91,7 @@ def log_softmax_error_ratios(x):
         if abs(lp_star) > 1.7e308:  # the true value is below -DBL_MAX: -inf is its rounding
             ratios.append(0.0 if lp == -INF else INF)
             continue
-        bound = (abs(v - m) + abs(float(lp_star)) + s / (1 + s) * (max_gap + 2) + 2) * U
+        bound = (abs(v - m) + abs(float(lp_star)) + 2 * math.log1p(s) + s / (1 + s) * (max_gap + 3)) * U
         bound = max(bound, 2.0 ** -1074)
         ratios.append(abs(lp - float(lp_star)) / bound)
     return ratios
