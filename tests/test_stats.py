@@ -317,3 +317,10 @@ def test_main_job_help_and_bad_options():
     assert "--seed" in run_main("--help").stdout
     bad = run_main("--dk", "16,x")
     assert bad.returncode == 2 and "--dk takes whole numbers" in bad.stderr
+
+
+def test_repeated_values_pool_their_probability():
+    # [0, 0, 3] uniform is the distribution P(0) = 2/3, P(3) = 1/3
+    assert exact_dot_product_moments(3, [0, 0, 3]) == \
+        exact_dot_product_moments(3, [0, 3], [Fraction(2, 3), Fraction(1, 3)])
+    assert exact_dot_product_moments(4, [1, 1, -1, -1]) == (0, 4)
