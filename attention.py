@@ -51,7 +51,8 @@ from numbers import Real  # what counts as a number
 from typing import List, NamedTuple, Optional, Sequence
 
 from softmax import EMPTY, NEG_INF, Normalizer, as_reals, online_merge, rescale_factors
-from softmax import _softmax, softmax, softmax_backward
+from softmax import _softmax  # softmax without re-checking rows already checked here
+from softmax import softmax_backward
 
 Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
@@ -239,14 +240,19 @@ class AttentionSteps(NamedTuple):
     output: Matrix  # O = P V, n x d_v
 
 
+def _row_softmax(rules: _Rules, logits: Matrix) -> Matrix:
+    """P = softmax of each row of the logits, after checking each row has a finite entry."""
+    for i, row in enumerate(logits):
+        if max(row) == NEG_INF:  # a uniform row or NaN would both be silent lies
+            raise rules.nothing_to_attend(i, len(row))
+    return [_softmax(row) for row in logits]  # rows are finite or -inf (checked by logits)
+
+
 def _steps(fn: str, inputs: _Inputs) -> AttentionSteps:
     Q, K, V, rules = inputs
     scores = [_dots(q, K) for q in Q]  # Q K^T: n x m
     scaled_scores = [rules.logits(i, row) for i, row in enumerate(scores)]
-    for i, row in enumerate(scaled_scores):
-        if max(row) == NEG_INF:  # a uniform row or NaN would both be silent lies
-            raise rules.nothing_to_attend(i, len(row))
-    weights = [_softmax(row) for row in scaled_scores]  # rows checked above
+    weights = _row_softmax(rules, scaled_scores)
     output = _matmul(weights, V)  # each row: sum_j p_ij v_j
     return AttentionSteps(rules.scale, scores, scaled_scores, weights, output)
 
@@ -407,10 +413,7 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
     B = _matmul(K, _transpose(W_k))  # row j: W_k k_j, m x d_a
     scores = [_dots(w_v, [[math.tanh(a + b) for a, b in zip(a_i, b_j)] for b_j in B]) for a_i in A]
     logits = [rules.logits(i, row) for i, row in enumerate(scores)]
-    for i, row in enumerate(logits):
-        if max(row) == NEG_INF:
-            raise rules.nothing_to_attend(i, len(row))
-    return _matmul([softmax(row) for row in logits], V)
+    return _matmul(_row_softmax(rules, logits), V)
 
 
 # ---------------------------------------------------------- multi-head attention
