@@ -87,6 +87,10 @@ def dot(u: Sequence[float], v: Sequence[float]) -> float:
     32.0
     """
     u, v = as_reals("dot", u, "u"), as_reals("dot", v, "v")
+    for name, w in (("u", u), ("v", v)):
+        if not all(map(math.isfinite, w)):  # 0 * inf would be a silent NaN
+            i = next(i for i, x in enumerate(w) if not math.isfinite(x))
+            raise ValueError(f"dot: {name}[{i}] is {w[i]}; entries must be finite")
     if len(u) != len(v):
         raise ValueError(f"dot: u has length {len(u)} but v has length {len(v)}")
     return float(_dots(u, [v])[0])

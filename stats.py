@@ -54,13 +54,21 @@ DEFAULT_DKS = (16, 64, 128, 512, 1024)  # the d_k of the report's tables
 
 # ------------------------------------------------------------ mean and variance
 
+def _finite_data(fn: str, xs: Sequence[float]) -> Vector:
+    data = as_reals(fn, xs, "xs")
+    if not all(map(math.isfinite, data)):
+        i = next(i for i, v in enumerate(data) if not math.isfinite(v))
+        raise ValueError(f"{fn}: xs[{i}] is {data[i]}; data must be finite")
+    return data
+
+
 def mean(xs: Sequence[float]) -> float:
     """Return E[X] estimated by (x_1 + ... + x_n) / n, the sum correctly rounded.
 
     >>> mean([1, 2, 3, 4])
     2.5
     """
-    data = as_reals("mean", xs, "xs")
+    data = _finite_data("mean", xs)
     return math.fsum(data) / len(data)
 
 
@@ -82,7 +90,7 @@ def variance(xs: Sequence[float], ddof: int = 0) -> float:
     if isinstance(xs, Sequence) and len(xs) <= ddof:
         raise ValueError(f"variance: requires at least {ddof + 1} data points with "
                          f"ddof={ddof}; got {len(xs)}")
-    data = as_reals("variance", xs, "xs")
+    data = _finite_data("variance", xs)
     x_bar = math.fsum(data) / len(data)
     deviations = [x - x_bar for x in data]
     correction = math.fsum(deviations) ** 2 / len(data)
@@ -282,6 +290,16 @@ def _check_count(fn: str, name: str, n: int) -> None:
         raise ValueError(f"{fn}: {name} must be a positive int, not {n!r}")
 
 
+def _rng(fn: str, seed) -> random.Random:
+    """A generator from an explicit int seed, or the given random.Random itself."""
+    if isinstance(seed, random.Random):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"{fn}: seed must be an int or a random.Random, not {seed!r}; "
+                        "every run must be reproducible")
+    return random.Random(seed)
+
+
 def _normals(rng: random.Random, count: int) -> Vector:
     return [rng.gauss(0.0, 1.0) for _ in range(count)]
 
@@ -304,7 +322,7 @@ def sample_dot_products(d_k: int, n: int, *, seed: int = 0, scale: float = 1.0) 
     _check_dk(fn, d_k)
     _check_count(fn, "n", n)
     _check_moments(fn, scale=scale)
-    rng = random.Random(seed)
+    rng = _rng(fn, seed)
     return [scale * _dot(_normals(rng, d_k), _normals(rng, d_k)) for _ in range(n)]
 
 
@@ -314,7 +332,7 @@ def layer_norm(x: Sequence[float]) -> Vector:
     >>> layer_norm([1.0, 3.0])
     [-1.0, 1.0]
     """
-    data = as_reals("layer_norm", x)
+    data = _finite_data("layer_norm", x)
     sigma = math.sqrt(variance(data))
     if sigma == 0.0:
         raise ValueError(f"layer_norm: all {len(data)} entries are equal; the variance is 0")
@@ -341,7 +359,7 @@ def sample_projected_dot_products(d_k: int, n: int, *, d_model: int = 64,
     _check_count(fn, "d_model", d_model)
     if d_model < 2:
         raise ValueError(f"{fn}: d_model must be at least 2 for layer_norm, not {d_model}")
-    rng = random.Random(seed)
+    rng = _rng(fn, seed)
     sigma = 1.0 / math.sqrt(d_model)
     samples = []
     for _ in range(n):
@@ -374,7 +392,7 @@ def random_trials(d_k: int, *, m: int = 16, d_v: int = 8, trials: int = 100,
     _check_dk(fn, d_k)
     for name, count in (("m", m), ("d_v", d_v), ("trials", trials)):
         _check_count(fn, name, count)
-    rng = random.Random(seed)
+    rng = _rng(fn, seed)
     return [Trial([_normals(rng, d_k)], [_normals(rng, d_k) for _ in range(m)],
                   [_normals(rng, d_v) for _ in range(m)], [_normals(rng, d_v)])
             for _ in range(trials)]

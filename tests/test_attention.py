@@ -53,6 +53,8 @@ def test_dot_matmul_transpose_against_fractions():
     assert dot([1, 2, 3], [4, 5, 6]) == 32.0
     with pytest.raises(ValueError, match="dot: u has length 2 but v has length 3"):
         dot([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match=r"dot: v\[1\] is inf"):
+        dot([0.0, 0.0], [1.0, math.inf])  # 0 * inf would be a silent NaN
     with pytest.raises(ValueError, match="matmul: A is 3x4 and B is 2x4"):
         matmul(A, transpose(B))
 

@@ -324,3 +324,15 @@ def test_repeated_values_pool_their_probability():
     assert exact_dot_product_moments(3, [0, 0, 3]) == \
         exact_dot_product_moments(3, [0, 3], [Fraction(2, 3), Fraction(1, 3)])
     assert exact_dot_product_moments(4, [1, 1, -1, -1]) == (0, 4)
+
+
+def test_non_finite_data_and_implicit_seeds_are_rejected():
+    for fn in (mean, variance, layer_norm):
+        with pytest.raises(ValueError, match=fn.__name__ + r": xs\[1\] is (nan|inf)"):
+            fn([1.0, math.nan, 2.0] if fn is not variance else [1.0, math.inf])
+    with pytest.raises(TypeError, match="sample_dot_products: seed must be an int or a random.Random"):
+        sample_dot_products(4, 3, seed=None)
+    with pytest.raises(TypeError, match="random_trials: seed must be"):
+        random_trials(4, seed="7")
+    rng = random.Random(5)
+    assert sample_dot_products(4, 3, seed=rng) == sample_dot_products(4, 3, seed=random.Random(5))
