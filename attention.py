@@ -447,6 +447,8 @@ def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_
     W_Q, W_K, W_V, W_O = (as_matrix(fn, name, W) for name, W in
                           (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
     _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads)
+    if mask is not None:
+        mask = _as_mask(fn, mask, len(X_q), len(X_kv))
     Q, K, V = _matmul(X_q, W_Q), _matmul(X_kv, W_K), _matmul(X_kv, W_V)
     d_k, d_v = len(W_Q[0]) // num_heads, len(W_V[0]) // num_heads
     heads = [scaled_dot_product_attention(_columns(Q, h * d_k, (h + 1) * d_k),

@@ -183,8 +183,9 @@ def _distribution(fn: str, values, probabilities) -> Tuple[Dict[int, int], int, 
     Scaling by the common denominators L (of the values) and D (of the
     probabilities) keeps every later convolution in fast integer arithmetic.
     """
-    as_reals(fn, values, "values")  # checks; the Fractions below keep the exact inputs
-    values = [Fraction(v) for v in values]
+    if not all(map(math.isfinite, as_reals(fn, values, "values"))):
+        raise ValueError(f"{fn}: every value must be finite; got {list(values)}")
+    values = [Fraction(v) for v in values]  # exact: a float converts without rounding
     if probabilities is None:
         probabilities = [Fraction(1, len(values))] * len(values)
     as_reals(fn, probabilities, "probabilities")
@@ -503,6 +504,8 @@ def bar_chart(rows: Sequence[Tuple[str, float]], width: int = 40,
     a |#### 1
     b |##   0.5
     """
+    if not rows or not all(math.isfinite(v) and v >= 0 for _, v in rows):
+        raise ValueError("bar_chart: needs at least one row, every value finite and >= 0")
     top = max(v for _, v in rows) if top is None else top
     label_width = max(len(label) for label, _ in rows)
     lines = []

@@ -384,6 +384,8 @@ def test_multi_head_rejects_a_d_model_not_divisible_by_heads():
         multi_head_attention(I, I, I, I, I, I, num_heads=3)
     with pytest.raises(ValueError, match="num_heads must be a positive int"):
         multi_head_attention(I, I, I, I, I, I, num_heads=0)
+    with pytest.raises(ValueError, match="multi_head_attention: mask must be 4x4"):
+        multi_head_attention(I, I, I, I, I, I, num_heads=2, mask=[[True] * 3] * 4)
 
 
 # ------------------------------------------------------------------- bad input

@@ -336,3 +336,12 @@ def test_non_finite_data_and_implicit_seeds_are_rejected():
         random_trials(4, seed="7")
     rng = random.Random(5)
     assert sample_dot_products(4, 3, seed=rng) == sample_dot_products(4, 3, seed=random.Random(5))
+
+
+def test_exact_moments_and_bar_chart_reject_non_finite_input():
+    with pytest.raises(ValueError, match="exact_dot_product_moments: every value must be finite"):
+        exact_dot_product_moments(2, [math.inf, 1.0])
+    with pytest.raises(ValueError, match="bar_chart: needs at least one row"):
+        bar_chart([])
+    with pytest.raises(ValueError, match="bar_chart"):
+        bar_chart([("a", math.nan)])
