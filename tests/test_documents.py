@@ -93,9 +93,17 @@ def test_variance_of_a_times_x_is_a_squared_variance():
 
 def test_variance_of_a_sum_of_independent_variables_adds():
     # 000 (X, Y independent: Var(X + Y) = Var(X) + Var(Y)); enumerate the joint distribution
-    X, Y = [Fraction(v) for v in (0, 1, 5)], [Fraction(v) for v in (-2, 2, 3, 3)]
+    # Exactly through the project's convolution: q . k over d_k = 2 is the sum of two
+    # independent copies of q_1 k_1, so its variance is twice that of one copy.
+    values, probabilities = [0, 1, 5], [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]
+    one = exact_dot_product_moments(1, values, probabilities).variance
+    e1, e2 = (expectation(f, values, probabilities) for f in (lambda v: v, lambda v: v * v))
+    assert one == e2 * e2 - (e1 * e1) ** 2 == Fraction(595, 16)  # Var(q_1 k_1) by definition
+    assert exact_dot_product_moments(2, values, probabilities).variance == 2 * one
+    # and in floats through the two-pass variance, on the enumerated joint distribution
+    X, Y = [0.0, 1.0, 5.0], [-2.0, 2.0, 3.0, 3.0]
     joint = [x + y for x, y in itertools.product(X, Y)]  # independent and uniform
-    assert statistics.pvariance(joint) == statistics.pvariance(X) + statistics.pvariance(Y)
+    assert abs(variance(joint) - (variance(X) + variance(Y))) <= 8 * U * variance(joint)
 
 
 # ------------------------------------------------------------- Var(q . k) = d_k

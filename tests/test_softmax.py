@@ -287,8 +287,7 @@ def test_jacobian_quadratic_form_is_the_variance_under_p(seed):
     p = [Fraction(pi) for pi in softmax(x)]
     mean = sum(pi * Fraction(vi) for pi, vi in zip(p, v))
     variance = float(sum(pi * (Fraction(vi) - mean) ** 2 for pi, vi in zip(p, v)))
-    assert variance >= 0.0
-    assert quadratic >= -1e-15
+    assert quadratic >= -1e-15  # positive semidefinite, up to rounding
     assert abs(quadratic - variance) <= 1e-12 * (1 + variance)
 
 
