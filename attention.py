@@ -13,9 +13,9 @@ Glossary:
     S        the logits fed to softmax: scale * scores + bias, -inf where masked
     P        weights = softmax of each row of S, n x m
     O        output = P V, n x d_v
-    dO       an upstream gradient dL/dO, n x d_v (G in the tests)
+    dO       an upstream gradient dL/dO, n x d_v
 
-Public functions:
+Public API (`__all__`):
 
     dot, transpose, matmul              the linear algebra, on lists of rows
     attention_steps(Q, K, V, ...)       AttentionSteps(scale, scores, scaled_scores, weights, output)
@@ -25,11 +25,13 @@ Public functions:
     streaming_attention(Q, K, V, ...)   the same output in one pass over key blocks
     additive_attention(Q, K, V, W_q, W_k, w_v)   Bahdanau's score w_v . tanh(W_q q + W_k k)
     multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads)
-    dot_product_attention_cost, additive_attention_cost   operation counts
+    Cost, dot_product_attention_cost, additive_attention_cost   operation counts
+    AttentionSteps, AttentionGrads      the named tuples returned above
 
-Masks follow PyTorch and JAX: `mask[i][j]` is True when query i may attend to
-key j; `is_causal=True` allows j <= i (top-left aligned); `bias` is added to
-the scaled scores.  Masked logits are -inf, so their weight is exactly 0.
+Masks follow PyTorch's F.scaled_dot_product_attention and JAX: `mask[i][j]` is
+True when query i may attend to key j; `is_causal=True` allows j <= i (top-left
+aligned); `bias` is added to the scaled scores.  Masked logits are -inf, so
+their weight is exactly 0.
 
 >>> Q = [[1.0, 0.0]]
 >>> K = [[1.0, 0.0], [0.0, 1.0]]
@@ -38,21 +40,28 @@ the scaled scores.  Masked logits are -inf, so their weight is exactly 0.
 [6.6976, 3.3024]
 
 Exceptions: ValueError for wrong shapes or values (ragged rows, empty
-matrices, d_k = 0, NaN or inf, a query left with nothing to attend to),
-TypeError for the wrong kind of thing (a string, a non-bool mask entry); each
-message names the function, the rule and the shapes.  Zero queries (n = 0)
-are an error too: a matrix with no rows carries no d_k to check against K.
-Arguments are never mutated.
+matrices, NaN or inf, a query left with nothing to attend to, a result beyond
+the float range); TypeError for the wrong kind of thing (a string, None, a
+non-bool mask entry, a float where an int is needed).  Each message names the
+function, the rule and the shapes.  Zero queries (n = 0) are an error too: a
+matrix with no rows carries no d_k to check against K.  Arguments are never
+mutated; NumPy arrays are read through .tolist() and numpy ints and bools are
+accepted where ints and bools are.
 """
 
-import math  # sqrt, exp, tanh, isfinite, fsum
+import math  # sqrt, exp, tanh, fsum, isfinite, frexp, ldexp
 import operator  # mul, for the dot-product fallback
-from numbers import Real  # what counts as a number
 from typing import List, NamedTuple, Optional, Sequence
 
-from softmax import EMPTY, NEG_INF, Normalizer, as_reals, online_merge, rescale_factors
-from softmax import _softmax  # softmax without re-checking rows already checked here
-from softmax import softmax_backward
+from softmax import (EMPTY, NEG_INF, Normalizer, _exponent, _finite_vector, _integer, _is_bool,
+                     _ldexp, _online_merge, _real, _rescale_factors, _sequence, _softmax,
+                     _softmax_backward, _vector)
+
+__all__ = ["dot", "transpose", "matmul", "AttentionSteps", "attention_steps",
+           "scaled_dot_product_attention", "AttentionGrads", "attention_backward",
+           "score_gradient", "streaming_attention", "additive_attention",
+           "multi_head_attention", "Cost", "dot_product_attention_cost",
+           "additive_attention_cost"]
 
 Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
@@ -80,20 +89,39 @@ def _matmul(A: Matrix, B: Matrix) -> Matrix:
     return [_dots(row, B_columns) for row in A]
 
 
+def _rescaled_dot(u: Vector, v: Vector, c: float = 1.0) -> float:
+    """c (u . v) when the direct sum overflowed: c ((u / 2^a) . (v / 2^b)) times 2^(a + b).
+
+    Dividing by a power of two is exact, so this is as accurate as the direct
+    sum; it is +-inf only when the true value is beyond the float range.
+    """
+    a, b = _exponent(u), _exponent(v)
+    s = _dots([math.ldexp(x, -a) for x in u], [[math.ldexp(y, -b) for y in v]])[0]
+    return _ldexp(c * s, a + b)
+
+
+def _safe_matmul(A: Matrix, B: Matrix) -> Matrix:
+    """A B, with any entry whose direct sum overflowed recomputed by _rescaled_dot."""
+    C = _matmul(A, B)
+    if math.isfinite(sum(map(sum, C))):  # plain sums: inf or NaN propagate, never raise
+        return C
+    B_columns = _transpose(B)
+    return [[c if math.isfinite(c) else _rescaled_dot(a, b) for c, b in zip(row, B_columns)]
+            for a, row in zip(A, C)]
+
+
 def dot(u: Sequence[float], v: Sequence[float]) -> float:
     """Return u . v = u_1 v_1 + ... + u_d v_d.
 
     >>> dot([1, 2, 3], [4, 5, 6])
     32.0
+    >>> dot([1e200, 1e200], [1e200, -1e200])  # the products overflow, the sum does not
+    0.0
     """
-    u, v = as_reals("dot", u, "u"), as_reals("dot", v, "v")
-    for name, w in (("u", u), ("v", v)):
-        if not all(map(math.isfinite, w)):  # 0 * inf would be a silent NaN
-            i = next(i for i, x in enumerate(w) if not math.isfinite(x))
-            raise ValueError(f"dot: {name}[{i}] is {w[i]}; entries must be finite")
+    u, v = _finite_vector("dot", u, "u"), _finite_vector("dot", v, "v")
     if len(u) != len(v):
         raise ValueError(f"dot: u has length {len(u)} but v has length {len(v)}")
-    return float(_dots(u, [v])[0])
+    return _finite_matrix("dot", "u . v", _safe_matmul([u], [[x] for x in v]))[0][0]
 
 
 def transpose(A: Matrix) -> Matrix:
@@ -102,7 +130,7 @@ def transpose(A: Matrix) -> Matrix:
     >>> transpose([[1, 2, 3], [4, 5, 6]])
     [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
     """
-    return _transpose(as_matrix("transpose", "A", A))
+    return _transpose(_matrix("transpose", "A", A))
 
 
 def matmul(A: Matrix, B: Matrix) -> Matrix:
@@ -111,126 +139,11 @@ def matmul(A: Matrix, B: Matrix) -> Matrix:
     >>> matmul([[1, 2], [3, 4]], [[5], [6]])
     [[17.0], [39.0]]
     """
-    A, B = as_matrix("matmul", "A", A), as_matrix("matmul", "B", B)
+    A, B = _matrix("matmul", "A", A), _matrix("matmul", "B", B)
     if len(A[0]) != len(B):
         raise ValueError(f"matmul: A is {_shape(A)} and B is {_shape(B)}; "
                          f"A needs as many columns as B has rows")
-    return _matmul(A, B)
-
-
-# ---------------------------------------------------------------- validation
-
-def _shape(A: Matrix) -> str:
-    return f"{len(A)}x{len(A[0]) if A else 0}"
-
-
-def as_matrix(fn: str, name: str, A: Matrix, *, allow_neg_inf: bool = False) -> Matrix:
-    """Return A as a new list of float rows after checking it is a non-empty rectangle.
-
-    Entries must be finite real numbers (or -inf too, with allow_neg_inf).
-
-    >>> as_matrix("demo", "A", ((1, 2),))
-    [[1.0, 2.0]]
-    """
-    if isinstance(A, (str, bytes)) or not isinstance(A, Sequence):
-        raise TypeError(f"{fn}: {name} must be a list of rows, not {type(A).__name__}")
-    if len(A) == 0:
-        raise ValueError(f"{fn}: {name} is empty (0 rows); it needs at least one row")
-    rows = [as_reals(fn, row, f"{name}[{i}]") for i, row in enumerate(A)]
-    width = len(rows[0])
-    for i, row in enumerate(rows):
-        if len(row) != width:
-            raise ValueError(f"{fn}: {name} is ragged: row 0 has {width} entries "
-                             f"but row {i} has {len(row)}")
-        if not all(map(math.isfinite, row)):
-            for j, v in enumerate(row):
-                if not (math.isfinite(v) or (allow_neg_inf and v == NEG_INF)):
-                    allowed = "finite or -inf" if allow_neg_inf else "finite"
-                    raise ValueError(f"{fn}: {name}[{i}][{j}] is {v}; entries must be {allowed}")
-    return rows
-
-
-def _as_mask(fn: str, mask: BoolMatrix, n: int, m: int) -> BoolMatrix:
-    """Return the mask as a new list of bool rows, checking it is n x m of bools."""
-    if isinstance(mask, (str, bytes)) or not isinstance(mask, Sequence):
-        raise TypeError(f"{fn}: mask must be a list of rows of bools, not {type(mask).__name__}")
-    if len(mask) != n or any(not isinstance(r, Sequence) or len(r) != m for r in mask):
-        raise ValueError(f"{fn}: mask must be {n}x{m} (queries x keys) to match Q and K")
-    for i, row in enumerate(mask):
-        for j, v in enumerate(row):
-            if not isinstance(v, bool):  # 0/1 or 0.0/-inf would be ambiguous: which means "keep"?
-                raise TypeError(f"{fn}: mask[{i}][{j}] is {v!r} ({type(v).__name__}); "
-                                "mask entries must be bool (True = may attend); "
-                                "pass additive values through bias instead")
-    return [list(row) for row in mask]
-
-
-def _as_scale(fn: str, scale: Optional[float], d_k: int) -> float:
-    if scale is None:
-        return 1.0 / math.sqrt(d_k)  # the paper's choice: Var(q.k * scale) = 1
-    if isinstance(scale, bool) or not isinstance(scale, Real):
-        raise TypeError(f"{fn}: scale must be a real number or None, not {scale!r}")
-    if not math.isfinite(scale):
-        raise ValueError(f"{fn}: scale is {scale}; it must be finite")
-    return float(scale)
-
-
-class _Rules(NamedTuple):
-    """How raw scores become logits: scale, then bias, then mask (-inf)."""
-    fn: str
-    scale: float
-    bias: Optional[Matrix]
-    mask: Optional[BoolMatrix]
-    is_causal: bool
-
-    def logits(self, i: int, raw: Vector, j0: int = 0) -> Vector:
-        """Return S[i][j0:j0+len(raw)] = scale * raw + bias, -inf where key j is not allowed."""
-        row = [self.scale * s for s in raw]
-        if self.bias is not None:
-            row = [v + b for v, b in zip(row, self.bias[i][j0:j0 + len(row)])]
-        if self.mask is not None or self.is_causal:
-            row = [v if self.allowed(i, j) else NEG_INF for j, v in enumerate(row, j0)]
-        if math.inf in row or any(map(math.isnan, row)):  # the scores overflowed
-            j, v = next((j, v) for j, v in enumerate(row, j0) if not v < math.inf)
-            raise ValueError(f"{self.fn}: logit S[{i}][{j}] is {v}; "
-                             "Q K^T overflowed (entries of Q and K are too large)")
-        return row
-
-    def allowed(self, i: int, j: int) -> bool:
-        causal_ok = j <= i or not self.is_causal
-        return causal_ok and (self.mask is None or self.mask[i][j])
-
-    def nothing_to_attend(self, i: int, m: int) -> ValueError:
-        return ValueError(f"{self.fn}: query row {i} has nothing to attend to: every one of "
-                          f"its {m} logits is -inf after mask, is_causal and bias")
-
-
-class _Inputs(NamedTuple):
-    Q: Matrix
-    K: Matrix
-    V: Matrix
-    rules: _Rules
-
-
-def _prepare(fn, Q, K, V, mask, bias, is_causal, scale, *, same_d_k=True) -> _Inputs:
-    """Validate the arguments shared by every attention function; return copies."""
-    Q, K, V = (as_matrix(fn, name, A) for name, A in (("Q", Q), ("K", K), ("V", V)))
-    if same_d_k and len(K[0]) != len(Q[0]):
-        raise ValueError(f"{fn}: K has {len(K[0])} columns but Q has {len(Q[0])}; "
-                         f"queries and keys need the same d_k (Q is {_shape(Q)}, K is {_shape(K)})")
-    if len(V) != len(K):
-        raise ValueError(f"{fn}: V has {len(V)} rows but K has {len(K)}; "
-                         f"each key needs one value (K is {_shape(K)}, V is {_shape(V)})")
-    n, m = len(Q), len(K)
-    if not isinstance(is_causal, bool):
-        raise TypeError(f"{fn}: is_causal must be True or False, not {is_causal!r}")
-    if mask is not None:
-        mask = _as_mask(fn, mask, n, m)
-    if bias is not None:
-        bias = as_matrix(fn, "bias", bias, allow_neg_inf=True)
-        if len(bias) != n or len(bias[0]) != m:
-            raise ValueError(f"{fn}: bias is {_shape(bias)} but must be {n}x{m} (queries x keys)")
-    return _Inputs(Q, K, V, _Rules(fn, _as_scale(fn, scale, len(Q[0])), bias, mask, is_causal))
+    return _finite_matrix("matmul", "A B", _safe_matmul(A, B))
 
 
 # ------------------------------------------------------ scaled dot-product attention
@@ -244,21 +157,64 @@ class AttentionSteps(NamedTuple):
     output: Matrix  # O = P V, n x d_v
 
 
+class _Rules(NamedTuple):
+    """How raw scores become logits: scale, then bias, then mask (-inf); checked input."""
+    fn: str
+    scale: float
+    bias: Optional[Matrix]  # n x m, finite or -inf
+    mask: Optional[BoolMatrix]  # n x m
+    is_causal: bool
+
+    def logits(self, i: int, q: Vector, K: Matrix, j0: int = 0) -> Vector:
+        """Return S[i][j0:j0+len(K)] = scale * (q . k_j) + bias, -inf where key j is not allowed."""
+        return self.finish(i, _dots(q, K), q, K, j0)
+
+    def finish(self, i: int, raw: Vector, q: Vector, K: Matrix, j0: int = 0) -> Vector:
+        """The logits from the raw scores raw[j] = q . k_j (q and K to redo an overflow)."""
+        row = [self.scale * s for s in raw]
+        if self.bias is not None:
+            row = [v + b for v, b in zip(row, self.bias[i][j0:j0 + len(row)])]
+        if self.mask is not None or self.is_causal:
+            row = [v if self.allowed(i, j) else NEG_INF for j, v in enumerate(row, j0)]
+        if math.isfinite(sum(row)):  # the common case: no overflow, no mask
+            return row
+        return self._checked(i, q, K, j0, row)
+
+    def _checked(self, i: int, q: Vector, K: Matrix, j0: int, row: Vector) -> Vector:
+        """Recompute overflowed entries scale-first; ValueError if a logit is truly beyond range."""
+        for j, (k, v) in enumerate(zip(K, row), j0):
+            if not v < math.inf and self.allowed(i, j):  # +inf or NaN where it counts
+                b = 0.0 if self.bias is None else self.bias[i][j]
+                v = NEG_INF if b == NEG_INF else b + _rescaled_dot(q, k, self.scale)
+                if not v < math.inf:
+                    raise ValueError(f"{self.fn}: logit S[{i}][{j}] = scale * q_{i} . k_{j} "
+                                     "+ bias is beyond the float range (entries of Q and K "
+                                     "are too large)")
+                row[j - j0] = v
+        return row
+
+    def allowed(self, i: int, j: int) -> bool:
+        causal_ok = j <= i or not self.is_causal
+        return causal_ok and (self.mask is None or self.mask[i][j])
+
+    def nothing_to_attend(self, i: int, m: int) -> ValueError:
+        return ValueError(f"{self.fn}: query row {i} has nothing to attend to: every one of "
+                          f"its {m} logits is -inf after mask, is_causal and bias")
+
+
 def _row_softmax(rules: _Rules, logits: Matrix) -> Matrix:
     """P = softmax of each row of the logits, after checking each row has a finite entry."""
     for i, row in enumerate(logits):
         if max(row) == NEG_INF:  # a uniform row or NaN would both be silent lies
             raise rules.nothing_to_attend(i, len(row))
-    return [_softmax(row) for row in logits]  # rows are finite or -inf (checked by logits)
+    return [_softmax(row) for row in logits]
 
 
-def _steps(fn: str, inputs: _Inputs) -> AttentionSteps:
-    Q, K, V, rules = inputs
-    scores = [_dots(q, K) for q in Q]  # Q K^T: n x m
-    scaled_scores = [rules.logits(i, row) for i, row in enumerate(scores)]
-    weights = _row_softmax(rules, scaled_scores)
-    output = _matmul(weights, V)  # each row: sum_j p_ij v_j
-    return AttentionSteps(rules.scale, scores, scaled_scores, weights, output)
+def _attend(Q: Matrix, K: Matrix, V: Matrix, rules: _Rules):
+    """(S, P, O): the logits, the weights P = softmax(S) and the output O = P V."""
+    S = [rules.logits(i, q, K) for i, q in enumerate(Q)]  # n x m
+    P = _row_softmax(rules, S)
+    return S, P, _matmul(P, V)  # each output row: sum_j p_ij v_j, a convex combination
 
 
 def attention_steps(Q: Matrix, K: Matrix, V: Matrix, mask: Optional[BoolMatrix] = None, *,
@@ -274,8 +230,12 @@ def attention_steps(Q: Matrix, K: Matrix, V: Matrix, mask: Optional[BoolMatrix] 
     >>> steps.scores, round(steps.scale, 6), [round(p, 4) for p in steps.weights[0]]
     ([[2.0, 0.0]], 0.707107, [0.8044, 0.1956])
     """
-    return _steps("attention_steps", _prepare("attention_steps", Q, K, V, mask, bias,
-                                              is_causal, scale))
+    fn = "attention_steps"
+    Q, K, V, rules = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
+    scores = _finite_matrix(fn, "the raw scores Q K^T", _safe_matmul(Q, _transpose(K)))
+    S = [rules.finish(i, raw, q, K) for i, (raw, q) in enumerate(zip(scores, Q))]
+    P = _row_softmax(rules, S)
+    return AttentionSteps(rules.scale, scores, S, P, _matmul(P, V))
 
 
 def scaled_dot_product_attention(Q: Matrix, K: Matrix, V: Matrix,
@@ -288,7 +248,7 @@ def scaled_dot_product_attention(Q: Matrix, K: Matrix, V: Matrix,
     [[2.0]]
     """
     fn = "scaled_dot_product_attention"
-    return _steps(fn, _prepare(fn, Q, K, V, mask, bias, is_causal, scale)).output
+    return _attend(*_prepare(fn, Q, K, V, mask, bias, is_causal, scale))[2]
 
 
 # ------------------------------------------------------------- backward pass
@@ -300,6 +260,21 @@ class AttentionGrads(NamedTuple):
     dV: Matrix  # m x d_v
 
 
+def _score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
+    """dS for checked input: row by row the softmax backward of dP = dO V^T."""
+    dP = _matmul(dO, _transpose(V))  # dL/dP = dO V^T: n x m
+    return [_softmax_backward(p, g) if math.isfinite(sum(map(abs, g)))
+            else _rescaled_score_row(p, V, o) for p, g, o in zip(P, dP, dO)]
+
+
+def _rescaled_score_row(p: Vector, V: Matrix, o: Vector) -> Vector:
+    """One row of dS where dP or the backward overflowed: from o / 2^a and V / 2^b, exactly
+    rescaled (the backward is linear in dP = o V^T)."""
+    a, b = _exponent(o), max(map(_exponent, V))
+    g = _dots([math.ldexp(x, -a) for x in o], [[math.ldexp(y, -b) for y in v] for v in V])
+    return [_ldexp(x, a + b) for x in _softmax_backward(p, g)]
+
+
 def score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
     """Return dL/dS, row by row dS_i = softmax_backward(P_i, (dO V^T)_i).
 
@@ -309,12 +284,23 @@ def score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
     >>> score_gradient([[0.5, 0.5]], [[1.0], [0.0]], [[1.0]])
     [[0.25, -0.25]]
     """
-    P, V, dO = (as_matrix("score_gradient", name, A) for name, A in (("P", P), ("V", V), ("dO", dO)))
+    fn = "score_gradient"
+    P, V, dO = _matrix(fn, "P", P), _matrix(fn, "V", V), _matrix(fn, "dO", dO)
     if len(P[0]) != len(V) or len(dO) != len(P) or len(dO[0]) != len(V[0]):
-        raise ValueError(f"score_gradient: P is {_shape(P)}, V is {_shape(V)} and dO is "
+        raise ValueError(f"{fn}: P is {_shape(P)}, V is {_shape(V)} and dO is "
                          f"{_shape(dO)}; they need P n x m, V m x d_v, dO n x d_v")
-    dP = _matmul(dO, _transpose(V))  # dL/dP = dO V^T: n x m
-    return [softmax_backward(p, g) for p, g in zip(P, dP)]
+    _probability_rows(fn, P)
+    return _finite_matrix(fn, "dS", _score_gradient(P, V, dO))
+
+
+def _backward(Q: Matrix, K: Matrix, V: Matrix, dO: Matrix, rules: _Rules) -> AttentionGrads:
+    """dV = P^T dO;  dS = softmax backward of dO V^T;  dQ = scale dS K;  dK = scale dS^T Q."""
+    P = _row_softmax(rules, [rules.logits(i, q, K) for i, q in enumerate(Q)])
+    dV = _safe_matmul(_transpose(P), dO)
+    dS = _score_gradient(P, V, dO)
+    dQ = [[rules.scale * x for x in row] for row in _safe_matmul(dS, K)]
+    dK = [[rules.scale * x for x in row] for row in _safe_matmul(_transpose(dS), Q)]
+    return AttentionGrads(dQ, dK, dV)
 
 
 def attention_backward(Q: Matrix, K: Matrix, V: Matrix, grad_output: Matrix,
@@ -331,17 +317,13 @@ def attention_backward(Q: Matrix, K: Matrix, V: Matrix, grad_output: Matrix,
     ([[0.21]], [[0.8808], [0.1192]])
     """
     fn = "attention_backward"
-    inputs = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
-    dO = as_matrix(fn, "grad_output", grad_output)
-    n, d_v = len(inputs.Q), len(inputs.V[0])
-    if len(dO) != n or len(dO[0]) != d_v:
-        raise ValueError(f"{fn}: grad_output is {_shape(dO)} but the output is {n}x{d_v}")
-    steps = _steps(fn, inputs)
-    dV = _matmul(_transpose(steps.weights), dO)
-    dS = score_gradient(steps.weights, inputs.V, dO)
-    dQ = [[steps.scale * v for v in row] for row in _matmul(dS, inputs.K)]
-    dK = [[steps.scale * v for v in row] for row in _matmul(_transpose(dS), inputs.Q)]
-    return AttentionGrads(dQ, dK, dV)
+    Q, K, V, rules = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
+    dO = _matrix(fn, "grad_output", grad_output)
+    if len(dO) != len(Q) or len(dO[0]) != len(V[0]):
+        raise ValueError(f"{fn}: grad_output is {_shape(dO)} but the output is "
+                         f"{len(Q)}x{len(V[0])} (Q is {_shape(Q)}, V is {_shape(V)})")
+    grads = _backward(Q, K, V, dO, rules)
+    return AttentionGrads(*(_finite_matrix(fn, name, G) for name, G in zip(grads._fields, grads)))
 
 
 # ----------------------------------------------------- streaming (online softmax)
@@ -353,6 +335,22 @@ def _block_partial(logits: Vector, V_block_columns: Matrix):
         return EMPTY, [0.0] * len(V_block_columns)
     w = [math.exp(s - m_b) for s in logits]
     return Normalizer(m_b, math.fsum(w)), _dots(w, V_block_columns)
+
+
+def _stream(Q: Matrix, K: Matrix, V: Matrix, rules: _Rules, block_size: int) -> Matrix:
+    states = [EMPTY] * len(Q)
+    outputs = [[0.0] * len(V[0]) for _ in Q]
+    for j0 in range(0, len(K), block_size):
+        K_block, V_block_columns = K[j0:j0 + block_size], _transpose(V[j0:j0 + block_size])
+        for i, q in enumerate(Q):
+            block, o_block = _block_partial(rules.logits(i, q, K_block, j0), V_block_columns)
+            _, a, b = _rescale_factors(states[i], block)
+            outputs[i] = [a * o + b * o_b for o, o_b in zip(outputs[i], o_block)]
+            states[i] = _online_merge(states[i], block)
+    for i, state in enumerate(states):
+        if state.m == NEG_INF:
+            raise rules.nothing_to_attend(i, len(K))
+    return [[o / state.d for o in row] for row, state in zip(outputs, states)]
 
 
 def streaming_attention(Q: Matrix, K: Matrix, V: Matrix, mask: Optional[BoolMatrix] = None, *,
@@ -371,33 +369,28 @@ def streaming_attention(Q: Matrix, K: Matrix, V: Matrix, mask: Optional[BoolMatr
     [[2.0]]
     """
     fn = "streaming_attention"
-    Q, K, V, rules = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"{fn}: block_size must be a positive int, not {block_size!r}")
-    states = [EMPTY] * len(Q)
-    outputs = [[0.0] * len(V[0]) for _ in Q]
-    for j0 in range(0, len(K), block_size):
-        K_block, V_block_columns = K[j0:j0 + block_size], _transpose(V[j0:j0 + block_size])
-        for i, q in enumerate(Q):
-            logits = rules.logits(i, _dots(q, K_block), j0)
-            block, o_block = _block_partial(logits, V_block_columns)
-            _, a, b = rescale_factors(states[i], block)
-            outputs[i] = [a * o + b * o_b for o, o_b in zip(outputs[i], o_block)]
-            states[i] = online_merge(states[i], block)
-    for i, state in enumerate(states):
-        if state.m == NEG_INF:
-            raise rules.nothing_to_attend(i, len(K))
-    return [[o / state.d for o in row] for row, state in zip(outputs, states)]
+    inputs = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
+    return _stream(*inputs, _integer(fn, block_size, "block_size", minimum=1))
 
 
 # ---------------------------------------------------------- additive attention
+
+def _additive_scores(Q: Matrix, K: Matrix, W_q: Matrix, W_k: Matrix, w_v: Vector) -> Matrix:
+    """e_ij = w_v . tanh(W_q q_i + W_k k_j), n x m."""
+    A = _matmul(Q, _transpose(W_q))  # row i: W_q q_i, n x d_a
+    B = _matmul(K, _transpose(W_k))  # row j: W_k k_j, m x d_a
+    return [_dots(w_v, [[math.tanh(a + b) for a, b in zip(a_i, b_j)] for b_j in B])
+            for a_i in A]
+
 
 def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix,
                        w_v: Sequence[float], mask: Optional[BoolMatrix] = None) -> Matrix:
     """Return softmax(e) V with Bahdanau's score e_ij = w_v . tanh(W_q q_i + W_k k_j).
 
     Shapes: Q n x d_q, K m x d_k, V m x d_v, W_q d_a x d_q, W_k d_a x d_k,
-    w_v length d_a -> n x d_v.  No 1/sqrt(d_k): tanh keeps each term in [-1, 1].
+    w_v length d_a -> n x d_v.  No 1/sqrt(d_a) here, but the spread of e does
+    grow with d_a unless w_v is initialised with variance 1/d_a (see
+    stats.py and docs/ for the measured variances).
 
     Here e = [tanh(1), tanh(-1)], so p_1 = 1 / (1 + e^(-2 tanh 1)):
 
@@ -407,16 +400,15 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
     """
     fn = "additive_attention"
     Q, K, V, rules = _prepare(fn, Q, K, V, mask, None, False, 1.0, same_d_k=False)
-    W_q, W_k = as_matrix(fn, "W_q", W_q), as_matrix(fn, "W_k", W_k)
-    w_v = as_reals(fn, w_v, "w_v")
+    W_q, W_k = _matrix(fn, "W_q", W_q), _matrix(fn, "W_k", W_k)
+    w_v = _finite_vector(fn, w_v, "w_v")
     if len(W_q[0]) != len(Q[0]) or len(W_k[0]) != len(K[0]) or not len(W_q) == len(W_k) == len(w_v):
         raise ValueError(f"{fn}: need W_q d_a x d_q, W_k d_a x d_k, w_v of length d_a; got Q "
                          f"{_shape(Q)}, K {_shape(K)}, W_q {_shape(W_q)}, W_k {_shape(W_k)}, "
                          f"w_v of length {len(w_v)}")
-    A = _matmul(Q, _transpose(W_q))  # row i: W_q q_i, n x d_a
-    B = _matmul(K, _transpose(W_k))  # row j: W_k k_j, m x d_a
-    scores = [_dots(w_v, [[math.tanh(a + b) for a, b in zip(a_i, b_j)] for b_j in B]) for a_i in A]
-    logits = [rules.logits(i, row) for i, row in enumerate(scores)]
+    scores = _finite_matrix(fn, "the scores e", _additive_scores(Q, K, W_q, W_k, w_v))
+    logits = [[s if rules.allowed(i, j) else NEG_INF for j, s in enumerate(row)]
+              for i, row in enumerate(scores)]
     return _matmul(_row_softmax(rules, logits), V)
 
 
@@ -441,23 +433,20 @@ def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_
     [[1.0, 1.0]]
     """
     fn = "multi_head_attention"
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-        raise ValueError(f"{fn}: num_heads must be a positive int, not {num_heads!r}")
-    X_q, X_kv = as_matrix(fn, "X_q", X_q), as_matrix(fn, "X_kv", X_kv)
-    W_Q, W_K, W_V, W_O = (as_matrix(fn, name, W) for name, W in
+    h = _integer(fn, num_heads, "num_heads", minimum=1)
+    X_q, X_kv = _matrix(fn, "X_q", X_q), _matrix(fn, "X_kv", X_kv)
+    W_Q, W_K, W_V, W_O = (_matrix(fn, name, W) for name, W in
                           (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
-    _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads)
-    if mask is not None:
-        mask = _as_mask(fn, mask, len(X_q), len(X_kv))
-    Q, K, V = _matmul(X_q, W_Q), _matmul(X_kv, W_K), _matmul(X_kv, W_V)
-    d_k, d_v = len(W_Q[0]) // num_heads, len(W_V[0]) // num_heads
-    heads = [scaled_dot_product_attention(_columns(Q, h * d_k, (h + 1) * d_k),
-                                          _columns(K, h * d_k, (h + 1) * d_k),
-                                          _columns(V, h * d_v, (h + 1) * d_v),
-                                          mask, is_causal=is_causal)
-             for h in range(num_heads)]
+    _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, h)
+    mask = None if mask is None else _mask(fn, mask, len(X_q), len(X_kv))
+    Q, K, V = (_finite_matrix(fn, name, _safe_matmul(X, W)) for name, X, W in
+               (("X_q W_Q", X_q, W_Q), ("X_kv W_K", X_kv, W_K), ("X_kv W_V", X_kv, W_V)))
+    d_k, d_v = len(W_Q[0]) // h, len(W_V[0]) // h
+    rules = _Rules(fn, 1.0 / math.sqrt(d_k), None, mask, _flag(fn, is_causal, "is_causal"))
+    heads = [_attend(_columns(Q, t * d_k, (t + 1) * d_k), _columns(K, t * d_k, (t + 1) * d_k),
+                     _columns(V, t * d_v, (t + 1) * d_v), rules)[2] for t in range(h)]
     concat = [[v for head in heads for v in head[i]] for i in range(len(X_q))]
-    return _matmul(concat, W_O)
+    return _finite_matrix(fn, "the output", _safe_matmul(concat, W_O))
 
 
 def _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, h) -> None:
@@ -480,8 +469,8 @@ def _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, h) -> None:
 # ------------------------------------------------------------- operation counts
 
 class Cost(NamedTuple):
-    """Arithmetic of one forward pass."""
-    multiply_adds: int  # a*b + c operations (scaling and additions of two vectors count as one each)
+    """Arithmetic of one forward pass, given inputs that are already projected."""
+    multiply_adds: int  # a*b + c operations (a scaling, or an addition of two numbers, is one)
     exps: int  # calls to exp (the softmax)
     tanhs: int  # calls to tanh (additive attention only)
 
@@ -490,23 +479,122 @@ def dot_product_attention_cost(n: int, m: int, d_k: int, d_v: int) -> Cost:
     """Return the cost of softmax(Q K^T / sqrt(d_k)) V: n m d_k + n m + n m d_v multiply-adds.
 
     Q K^T takes d_k multiply-adds per score; scaling one per score; P V takes
-    d_v per (query, key) pair.
+    d_v per (query, key) pair.  The projections Q = X W_Q, K = X W_K are not
+    counted (nor are additive attention's, so the two counts compare).
 
     >>> dot_product_attention_cost(2, 3, 4, 5)
     Cost(multiply_adds=60, exps=6, tanhs=0)
     """
+    n, m, d_k, d_v = _sizes("dot_product_attention_cost", n=n, m=m, d_k=d_k, d_v=d_v)
     return Cost(n * m * d_k + n * m + n * m * d_v, n * m, 0)
 
 
-def additive_attention_cost(n: int, m: int, d_q: int, d_k: int, d_a: int, d_v: int) -> Cost:
-    """Return the cost of additive attention: n d_a d_q + m d_a d_k + 2 n m d_a + n m d_v.
+def additive_attention_cost(n: int, m: int, d_a: int, d_v: int) -> Cost:
+    """Return the cost of additive attention: 2 n m d_a + n m d_v multiply-adds, n m d_a tanh.
 
-    The projections W_q q_i and W_k k_j are done once per query and per key;
-    each of the n m pairs then adds two d_a-vectors, takes d_a tanh and a
-    d_a-long dot with w_v, and the output P V costs d_v per pair.
+    Given the projected a_i = W_q q_i and b_j = W_k k_j (not counted, like
+    Q = X W_Q above), each of the n m pairs adds two d_a-vectors, takes d_a
+    tanh and a d_a-long dot with w_v; the output P V costs d_v per pair.
 
-    >>> additive_attention_cost(2, 3, 4, 4, 4, 5)
-    Cost(multiply_adds=158, exps=6, tanhs=24)
+    >>> additive_attention_cost(2, 3, 4, 5)
+    Cost(multiply_adds=78, exps=6, tanhs=24)
     """
-    projections = n * d_a * d_q + m * d_a * d_k
-    return Cost(projections + 2 * n * m * d_a + n * m * d_v, n * m, n * m * d_a)
+    n, m, d_a, d_v = _sizes("additive_attention_cost", n=n, m=m, d_a=d_a, d_v=d_v)
+    return Cost(2 * n * m * d_a + n * m * d_v, n * m, n * m * d_a)
+
+
+# ---------------------------------------------------------------- validation
+
+def _shape(A: Matrix) -> str:
+    return f"{len(A)}x{len(A[0]) if A else 0}"
+
+
+def _matrix(fn: str, name: str, A, *, allow_neg_inf: bool = False) -> Matrix:
+    """Return A as a new list of float rows: a non-empty rectangle of finite reals (or -inf)."""
+    A = _sequence(fn, A, name, "a list of rows")
+    if len(A) == 0:
+        raise ValueError(f"{fn}: {name} is empty (0 rows); it needs at least one row")
+    rows = [_vector(fn, row, f"{name}[{i}]") for i, row in enumerate(A)]
+    width = len(rows[0])
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise ValueError(f"{fn}: {name} is ragged: row 0 has {width} entries "
+                             f"but row {i} has {len(row)}")
+        if not math.isfinite(sum(row)):  # finite sums come only from finite entries
+            _check_entries(fn, name, i, row, allow_neg_inf)
+    return rows
+
+
+def _check_entries(fn: str, name: str, i: int, row: Vector, allow_neg_inf: bool) -> None:
+    for j, v in enumerate(row):
+        if not (math.isfinite(v) or (allow_neg_inf and v == NEG_INF)):
+            allowed = "finite or -inf" if allow_neg_inf else "finite"
+            raise ValueError(f"{fn}: {name}[{i}][{j}] is {v}; entries must be {allowed}")
+
+
+def _finite_matrix(fn: str, name: str, A: Matrix) -> Matrix:
+    """A, or ValueError when an entry of the true result is beyond the float range."""
+    if not all(math.isfinite(v) for row in A for v in row):
+        raise ValueError(f"{fn}: {name} is beyond the float range (about 1.8e308) for "
+                         f"these inputs ({_shape(A)}); the entries are too large")
+    return A
+
+
+def _probability_rows(fn: str, P: Matrix) -> None:
+    for i, row in enumerate(P):
+        if min(row) < 0.0 or max(row) > 1.0 or abs(math.fsum(row) - 1.0) > 1e-9:
+            raise ValueError(f"{fn}: row {i} of P is not a probability vector (entries in "
+                             f"[0, 1] summing to 1; P is {_shape(P)}); pass P = softmax of "
+                             "the logits")
+
+
+def _flag(fn: str, value, what: str) -> bool:
+    if not _is_bool(value):
+        raise TypeError(f"{fn}: {what} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def _mask(fn: str, mask, n: int, m: int) -> BoolMatrix:
+    """Return the mask as a new list of bool rows, checking it is n x m of bools."""
+    rows = [_sequence(fn, row, f"mask[{i}]", "a list of bools")
+            for i, row in enumerate(_sequence(fn, mask, "mask", "a list of rows of bools"))]
+    if len(rows) != n or any(len(row) != m for row in rows):
+        raise ValueError(f"{fn}: mask must be {n}x{m} (queries x keys) to match Q and K; "
+                         f"got {len(rows)} rows of lengths {sorted({len(r) for r in rows})}")
+    for i, row in enumerate(rows):
+        for j, v in enumerate(row):
+            if not _is_bool(v):  # 0/1 or 0.0/-inf would be ambiguous: which means "keep"?
+                raise TypeError(f"{fn}: mask[{i}][{j}] is {v!r} ({type(v).__name__}); "
+                                "mask entries must be bool (True = may attend); "
+                                "pass additive values through bias instead")
+    return [[bool(v) for v in row] for row in rows]
+
+
+def _scale(fn: str, scale, d_k: int) -> float:
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)  # the paper's choice: Var(q.k * scale) = 1
+    return _real(fn, scale, "scale")
+
+
+def _sizes(fn: str, **sizes) -> List[int]:
+    return [_integer(fn, v, name, minimum=1) for name, v in sizes.items()]
+
+
+def _prepare(fn, Q, K, V, mask, bias, is_causal, scale, *, same_d_k=True):
+    """Validate the arguments shared by every attention function: (Q, K, V, rules), copies."""
+    Q, K, V = (_matrix(fn, name, A) for name, A in (("Q", Q), ("K", K), ("V", V)))
+    if same_d_k and len(K[0]) != len(Q[0]):
+        raise ValueError(f"{fn}: K has {len(K[0])} columns but Q has {len(Q[0])}; queries "
+                         f"and keys need the same d_k (Q is {_shape(Q)}, K is {_shape(K)})")
+    if len(V) != len(K):
+        raise ValueError(f"{fn}: V has {len(V)} rows but K has {len(K)}; "
+                         f"each key needs one value (K is {_shape(K)}, V is {_shape(V)})")
+    n, m = len(Q), len(K)
+    is_causal = _flag(fn, is_causal, "is_causal")
+    mask = None if mask is None else _mask(fn, mask, n, m)
+    if bias is not None:
+        bias = _matrix(fn, "bias", bias, allow_neg_inf=True)
+        if len(bias) != n or len(bias[0]) != m:
+            raise ValueError(f"{fn}: bias is {_shape(bias)} but must be {n}x{m} "
+                             "(queries x keys)")
+    return Q, K, V, _Rules(fn, _scale(fn, scale, len(Q[0])), bias, mask, is_causal)

@@ -2,7 +2,8 @@
 
     python3 benchmarks/accuracy.py [--vectors 200]
 
-The bounds are the ones tests/test_softmax.py asserts (see its comments):
+Needs no pytest.  The bounds are the ones tests/bounds.py states and
+tests/test_softmax.py asserts:
     softmax:     |p_i - p_i*| / p_i* <= (|x_i - m| + E_p|x - m| + 6) U
     log_softmax: |log p_i - log p_i*| <= (|x_i - m| + |log p_i*| + 2 log1p(s) + (s/(1+s))(M + 3)) U
 with U = 2^-53.  "ratio" is the worst error divided by its bound (at most 1 passes).
@@ -17,7 +18,7 @@ sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "test
 
 from oracle import U, decimal_log_softmax, decimal_softmax  # noqa: E402
 from softmax import log_softmax, softmax  # noqa: E402
-from test_softmax import HOSTILE, log_softmax_error_ratios, random_logits, softmax_error_ratios  # noqa: E402
+from bounds import HOSTILE, log_softmax_error_ratios, random_logits, softmax_error_ratios  # noqa: E402
 
 
 def worst_relative_error(computed, exact):

@@ -104,3 +104,49 @@ def random_matrix(rng: random.Random, rows: int, cols: int, spread: float = 1.0)
 
 def max_abs_diff(A, B) -> float:
     return max(abs(a - b) for ra, rb in zip(A, B) for a, b in zip(ra, rb))
+
+
+def decimal_attention_backward(Q, K, V, dO, scale, mask=None):
+    """(dQ, dK, dV) at 50 digits from the exact float inputs, for a float scale taken as exact.
+
+    P = softmax(scale Q K^T) (masked entries exactly 0); dV = P^T dO; dP = dO V^T;
+    dS_ij = P_ij (dP_ij - sum_l P_il dP_il); dQ = scale dS K; dK = scale dS^T Q.
+    The exponentials are correctly rounded to 50 digits; everything else is exact
+    but for one rounding to 50 digits per operation.
+    """
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        D = [[[Decimal(v) for v in row] for row in A] for A in (Q, K, V, dO)]
+        Qd, Kd, Vd, dOd = D
+        c = Decimal(scale)
+        n, m = len(Q), len(K)
+        P = []
+        for i in range(n):
+            allowed = [mask is None or mask[i][j] for j in range(m)]
+            s = [c * sum(a * b for a, b in zip(Qd[i], Kd[j])) for j in range(m)]
+            top = max(v for v, ok in zip(s, allowed) if ok)
+            e = [(v - top).exp() if ok else Decimal(0) for v, ok in zip(s, allowed)]
+            total = sum(e)
+            P.append([v / total for v in e])
+        dV = [[sum(P[i][j] * dOd[i][t] for i in range(n)) for t in range(len(V[0]))]
+              for j in range(m)]
+        dP = [[sum(a * b for a, b in zip(dOd[i], Vd[j])) for j in range(m)] for i in range(n)]
+        # dP_ij - sum_l P_il dP_il = sum_l P_il (dP_ij - dP_il), as sum_l P_il = 1: the form
+        # without a difference of two nearly equal numbers, which 50 digits could not
+        # resolve when a weight is 1 - 1e-48
+        dS = [[P[i][j] * sum(p * (g - h) for p, h in zip(P[i], dP[i]))
+               for j, g in enumerate(dP[i])] for i in range(n)]
+        dQ = [[c * sum(dS[i][j] * Kd[j][t] for j in range(m)) for t in range(len(Q[0]))]
+              for i in range(n)]
+        dK = [[c * sum(dS[i][j] * Qd[i][t] for i in range(n)) for t in range(len(K[0]))]
+              for j in range(m)]
+        return dQ, dK, dV
+
+
+def normwise_relative_error(A, exact) -> float:
+    """||A - exact||_F / ||exact||_F, the difference taken in decimal (0 if both are 0)."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        diff = sum((Decimal(a) - e) ** 2 for ra, re in zip(A, exact) for a, e in zip(ra, re))
+        size = sum(e ** 2 for re in exact for e in re)
+        return float((diff / size).sqrt()) if size else float(diff.sqrt())

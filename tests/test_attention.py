@@ -284,8 +284,11 @@ def test_streaming_survives_a_growing_max_and_large_unscaled_scores():
 
 def test_streaming_rejects_a_bad_block_size():
     Q, K, V = qkv(0)
-    for bad in (0, -1, 1.5, True, "4"):
-        with pytest.raises(ValueError, match="streaming_attention: block_size must be a positive int"):
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="streaming_attention: block_size must be at least 1"):
+            streaming_attention(Q, K, V, block_size=bad)
+    for bad in (1.5, True, "4", None):
+        with pytest.raises(TypeError, match="streaming_attention: block_size must be an int"):
             streaming_attention(Q, K, V, block_size=bad)
 
 
@@ -321,14 +324,7 @@ def test_additive_attention_mask_and_shape_errors():
 
 def count_multiply_adds_and_calls(n, m, d_q, d_k, d_a, d_v, additive):
     """Walk the loops of each algorithm and count, one operation at a time."""
-    madds = exps = tanhs = 0
-    if additive:
-        for _ in range(n):  # W_q q_i
-            for _ in range(d_a):
-                madds += d_q
-        for _ in range(m):  # W_k k_j
-            for _ in range(d_a):
-                madds += d_k
+    madds = exps = tanhs = 0  # projections (X W_Q, W_q q_i, W_k k_j) are counted for neither
     for _ in range(n):
         for _ in range(m):
             if additive:
@@ -345,7 +341,7 @@ def count_multiply_adds_and_calls(n, m, d_q, d_k, d_a, d_v, additive):
 @pytest.mark.parametrize("sizes", [(1, 1, 1, 1, 1, 1), (3, 5, 4, 4, 4, 2), (8, 16, 64, 64, 32, 64)])
 def test_operation_counts_match_a_loop_by_loop_count(sizes):
     n, m, d_q, d_k, d_a, d_v = sizes
-    assert tuple(additive_attention_cost(n, m, d_q, d_k, d_a, d_v)) == \
+    assert tuple(additive_attention_cost(n, m, d_a, d_v)) == \
         count_multiply_adds_and_calls(n, m, d_q, d_k, d_a, d_v, additive=True)
     assert tuple(dot_product_attention_cost(n, m, d_k, d_v)) == \
         count_multiply_adds_and_calls(n, m, d_q, d_k, d_a, d_v, additive=False)
@@ -382,8 +378,10 @@ def test_multi_head_rejects_a_d_model_not_divisible_by_heads():
     I = [[1.0 if r == c else 0.0 for c in range(4)] for r in range(4)]
     with pytest.raises(ValueError, match="W_Q has 4 columns, not divisible by num_heads=3"):
         multi_head_attention(I, I, I, I, I, I, num_heads=3)
-    with pytest.raises(ValueError, match="num_heads must be a positive int"):
+    with pytest.raises(ValueError, match="num_heads must be at least 1, not 0"):
         multi_head_attention(I, I, I, I, I, I, num_heads=0)
+    with pytest.raises(TypeError, match="num_heads must be an int, not 2.0"):
+        multi_head_attention(I, I, I, I, I, I, num_heads=2.0)
     with pytest.raises(ValueError, match="multi_head_attention: mask must be 4x4"):
         multi_head_attention(I, I, I, I, I, I, num_heads=2, mask=[[True] * 3] * 4)
 
@@ -427,8 +425,12 @@ def test_bad_input_raises_a_clear_error(fn, change, error, message):
 
 def test_overflowing_scores_raise_instead_of_returning_nan():
     big = [[1e200, 1e200]]
-    with pytest.raises(ValueError, match=r"attention_steps: logit S\[0\]\[0\] is inf; Q K\^T overflowed"):
+    with pytest.raises(ValueError, match=r"attention_steps: the raw scores Q K\^T is beyond "
+                                         r"the float range"):
         attention_steps(big, big, [[1.0]], scale=1.0)
+    with pytest.raises(ValueError, match=r"scaled_dot_product_attention: logit S\[0\]\[0\] "
+                                         r"= scale \* q_0 \. k_0 \+ bias is beyond"):
+        scaled_dot_product_attention(big, big, [[1.0]], scale=1.0)
 
 
 @pytest.mark.parametrize("call", [
