@@ -51,6 +51,7 @@ accepted where ints and bools are.
 
 import math  # sqrt, exp, tanh, fsum, isfinite, frexp, ldexp
 import operator  # mul, for the dot-product fallback
+from itertools import chain  # every entry of a matrix, row after row
 from typing import List, NamedTuple, Optional, Sequence
 
 from softmax import (EMPTY, NEG_INF, Normalizer, _exponent, _finite_vector, _integer, _is_bool,
@@ -534,7 +535,7 @@ def _check_entries(fn: str, name: str, i: int, row: Vector, allow_neg_inf: bool)
 
 def _finite_matrix(fn: str, name: str, A: Matrix) -> Matrix:
     """A, or ValueError when an entry of the true result is beyond the float range."""
-    if not all(math.isfinite(v) for row in A for v in row):
+    if not math.isfinite(sum(map(sum, A))) and not all(map(math.isfinite, chain.from_iterable(A))):
         raise ValueError(f"{fn}: {name} is beyond the float range (about 1.8e308) for "
                          f"these inputs ({_shape(A)}); the entries are too large")
     return A
