@@ -53,6 +53,7 @@ Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
 NEG_INF = float("-inf")  # the logit of a masked position
 _PLAIN_NUMBERS = {float, int}  # exact types that need no per-entry check
+_FLOAT = {float}
 _HUGE = 2.0 ** 1000  # a sum of |g| beyond this could overflow in g_k - g_j
 
 
@@ -84,7 +85,7 @@ def _log_denominator(x: Vector) -> Tuple[float, float]:
 
 def _sums_of_others(p: Vector) -> Vector:
     """Return sum_{j != i} p_j for each i, i.e. 1 - p_i without cancellation."""
-    return [math.fsum(p[:i] + p[i + 1:]) for i in range(len(p))]
+    return [math.fsum(p[:i] + p[i + 1:]) for i, _ in enumerate(p)]
 
 
 def _backward_terms(p: Vector, g: Vector) -> Vector:
@@ -304,7 +305,7 @@ def _real_or_none(v) -> Optional[float]:
 
 def _sequence(fn: str, x, what: str, kind: str = "a list or tuple of numbers"):
     """x as a sequence (a NumPy array through .tolist()), or TypeError."""
-    if hasattr(x, "tolist") and getattr(x, "ndim", 0) > 0:  # an ndarray: its rows as lists
+    if hasattr(x, "tolist") and not isinstance(x, Sequence):  # an ndarray: its rows as lists
         x = x.tolist()
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
         raise TypeError(f"{fn}: {what} must be {kind}, not {type(x).__name__}")
@@ -316,7 +317,10 @@ def _vector(fn: str, x, what: str = "x") -> Vector:
     x = _sequence(fn, x, what)
     if len(x) == 0:
         raise ValueError(f"{fn}: {what} is empty; it needs at least one entry")
-    if set(map(type, x)) <= _PLAIN_NUMBERS:  # the fast path, for lists of floats and ints
+    types = set(map(type, x))
+    if types == _FLOAT:  # the fast path: a copy is all it takes
+        return list(x)
+    if types <= _PLAIN_NUMBERS:
         try:
             return list(map(float, x))
         except OverflowError:  # an int beyond the float range: the slow path says inf

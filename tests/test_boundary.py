@@ -265,3 +265,32 @@ def test_multi_head_shape_checks_refuse_what_zip_would_silently_truncate(change,
     with pytest.raises(ValueError, match="multi_head_attention: " + message):
         multi_head_attention(args["X_q"], args["X_kv"], args["W_Q"], args["W_K"], args["W_V"],
                              args["W_O"], 2)
+
+
+# ------------------------------------------------------------ the shared checks
+
+def test_softmax_backward_takes_zero_weights_and_refuses_what_is_not_a_number():
+    assert softmax_backward([1.0, 0.0], [1.0, 2.0]) == [0.0, 0.0]  # a masked key: p = 0
+    with pytest.raises(TypeError, match=r"softmax_backward: p\[0\] is None"):
+        softmax_backward([None, 1.0], [0.0, 0.0])
+    assert softmax_backward((Fraction(1, 2), Fraction(1, 2)), (1, 0)) == [0.25, -0.25]
+    assert all(type(v) is float for v in softmax_backward((Fraction(1, 2), 0.5), (1, 0)))
+
+
+def test_a_huge_gradient_with_small_entries_is_scaled_by_its_largest_entry():
+    # e is taken from max |g|: taken from the smallest, g_1 - g_2 would still overflow
+    got = softmax_backward([0.25, 0.5, 0.25], [1.5e308, -1.5e308, 1.0])
+    mean = sum(Fraction(p) * Fraction(g) for p, g in zip([0.25, 0.5, 0.25],
+                                                        [1.5e308, -1.5e308, 1.0]))
+    exact = [Fraction(p) * (Fraction(g) - mean) for p, g in zip([0.25, 0.5, 0.25],
+                                                               [1.5e308, -1.5e308, 1.0])]
+    assert got == [float(v) for v in exact]
+
+
+def test_integer_limits_name_the_limit():
+    from softmax import _integer
+    assert _integer("f", 4, "n", minimum=1, maximum=4) == 4
+    with pytest.raises(ValueError, match="f: n must be at most 4, not 5"):
+        _integer("f", 5, "n", maximum=4)
+    with pytest.raises(ValueError, match="f: n must be at least 1, not 0"):
+        _integer("f", 0, "n", minimum=1)

@@ -1,16 +1,18 @@
-"""One test per equation or claim of the source documents (shared/documents/).
+"""One test per equation or claim of the source documents.
 
-Each test names, in a comment, the document (by file-name prefix: 000 = the
-chapter on Section 3.2.1, 001 = the step-by-step answer, 002 = general sigma and
-the [100, 1, 1, 1] example, 003 = the U_i V_i proof, 004 = the causal chain) and
-the part it comes from.  Where a document quotes a number that the formulas do
-not give, the test pins the computed value and says what was quoted.
+The documents are named by the short titles of docs/worked_examples.py (DOCUMENTS):
+[Section 3.2.1 explained], [step by step], [general variance], [formal proof] and
+[causal chain].  Each test names, in a comment, the document and the part it comes
+from.  The worked examples themselves (logits and quoted values) are written down only
+in docs/worked_examples.py; the tests here check them against 50-digit decimal.
 """
 
 import itertools
 import math
+import os
 import random
 import statistics
+import sys
 from decimal import Decimal
 from fractions import Fraction
 
@@ -20,10 +22,14 @@ from attention import (additive_attention, additive_attention_cost, attention_st
                        dot_product_attention_cost, dot, scaled_dot_product_attention)
 from oracle import U, decimal_softmax, fraction_matmul, random_matrix
 from softmax import log_softmax, softmax, softmax_backward, softmax_jacobian
-from stats import (DOCUMENT_EXAMPLES, agrees_with_quote, dot_product_variance,
-                   exact_dot_product_moments, first_derivative, gradients_of, product_variance,
-                   random_trials, sample_dot_products, saturation_of, scale_factor,
-                   scaled_variance, spread_table, variance, worked_examples_table)
+from stats import (dot_product_variance, exact_dot_product_moments, gradient_stats,
+                   product_variance, sample_dot_products, saturation_stats, scale_factor,
+                   scaled_variance, variance)
+
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs"))
+from worked_examples import (DOCUMENT_EXAMPLES, DOCUMENT_SPREADS, DOCUMENTS,  # noqa: E402
+                             agrees_with_quote, first_derivative, spread_table,
+                             worked_examples_table)
 
 ZERO_MEAN = {  # zero-mean, unit-variance discrete distributions: (values, probabilities)
     "rademacher": ([-1, 1], None),
@@ -40,7 +46,8 @@ def expectation(f, values, probabilities):
 # ---------------------------------------------------------------- the formula
 
 def test_attention_is_softmax_of_q_k_transpose_over_sqrt_dk_times_v():
-    # 000 (Section 3.2.1: Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V); 001 and 003 intro
+    # [Section 3.2.1 explained] (Section 3.2.1: Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V);
+    # [step by step] and [formal proof] intro
     rng = random.Random(0)
     Q, K, V = random_matrix(rng, 3, 4), random_matrix(rng, 5, 4), random_matrix(rng, 5, 2)
     scores = fraction_matmul(Q, [list(col) for col in zip(*K)])  # exact Q K^T
@@ -53,7 +60,8 @@ def test_attention_is_softmax_of_q_k_transpose_over_sqrt_dk_times_v():
 
 
 def test_the_five_steps_scores_scale_mask_softmax_weighted_sum():
-    # 000 (the complete flow: Q K^T, divide by sqrt(d_k), optional mask, softmax, weight V)
+    # [Section 3.2.1 explained] (the complete flow: Q K^T, divide by sqrt(d_k), optional mask,
+    # softmax, weight V)
     Q, K, V = [[1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[1.0], [2.0], [3.0]]
     steps = attention_steps(Q, K, V, mask=[[True, True, False]])
     assert steps.scores == [[1.0, 2.0, 3.0]]  # n x m = 1 x 3
@@ -63,7 +71,8 @@ def test_the_five_steps_scores_scale_mask_softmax_weighted_sum():
 
 
 def test_dot_product_is_sum_of_products_and_norms_times_cosine():
-    # 000 (prerequisite 1: q . k = sum_i q_i k_i = |q| |k| cos(theta); negative beyond 90 degrees)
+    # [Section 3.2.1 explained] (prerequisite 1: q . k = sum_i q_i k_i = |q| |k| cos(theta);
+    # negative beyond 90 degrees)
     for r1, r2, a, b in [(2.0, 3.0, 0.3, 1.1), (1.0, 5.0, 0.0, 2.0), (4.0, 0.5, 1.0, 1.0)]:
         q, k = [r1 * math.cos(a), r1 * math.sin(a)], [r2 * math.cos(b), r2 * math.sin(b)]
         theta = abs(a - b)
@@ -74,25 +83,29 @@ def test_dot_product_is_sum_of_products_and_norms_times_cosine():
 # ------------------------------------------------------------ variance identities
 
 def test_variance_definition_equals_second_moment_minus_squared_mean():
-    # 000 (prerequisite 2: Var(X) = E[(X - E[X])^2] = E[X^2] - (E[X])^2), exact
+    # [Section 3.2.1 explained] (prerequisite 2: Var(X) = E[(X - E[X])^2] = E[X^2] - (E[X])^2),
+    # exact
     values = [Fraction(v) for v in (-3, 0, 1, 1, 4, 10)]
     mu = sum(values) / len(values)
     definition = sum((v - mu) ** 2 for v in values) / len(values)
     shortcut = sum(v * v for v in values) / len(values) - mu * mu
     assert definition == shortcut
-    assert abs(variance(values) - float(definition)) <= 2 * U * float(definition)  # two-pass agrees
+    # the project's two-pass variance agrees
+    assert abs(variance(values) - float(definition)) <= 2 * U * float(definition)
 
 
 def test_variance_of_a_times_x_is_a_squared_variance():
-    # 000 (Var(aX) = a^2 Var(X))
+    # [Section 3.2.1 explained] (Var(aX) = a^2 Var(X))
     data = [Fraction(v) for v in (1, 2, 2, 7)]
     a = Fraction(-3, 2)
     var_x = statistics.pvariance(data)
-    assert statistics.pvariance([a * v for v in data]) == scaled_variance(var_x, a) == a * a * var_x
+    scaled = statistics.pvariance([a * v for v in data])
+    assert scaled == scaled_variance(var_x, a) == a * a * var_x
 
 
 def test_variance_of_a_sum_of_independent_variables_adds():
-    # 000 (X, Y independent: Var(X + Y) = Var(X) + Var(Y)); enumerate the joint distribution
+    # [Section 3.2.1 explained] (X, Y independent: Var(X + Y) = Var(X) + Var(Y)); enumerate the
+    # joint distribution
     # Exactly through the project's convolution: q . k over d_k = 2 is the sum of two
     # independent copies of q_1 k_1, so its variance is twice that of one copy.
     values, probabilities = [0, 1, 5], [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]
@@ -110,14 +123,15 @@ def test_variance_of_a_sum_of_independent_variables_adds():
 
 @pytest.mark.parametrize("name", ZERO_MEAN)
 def test_expected_dot_product_is_zero(name):
-    # 000 (derivation 1: E[q . k] = sum_i E[q_i] E[k_i] = 0)
+    # [Section 3.2.1 explained] (derivation 1: E[q . k] = sum_i E[q_i] E[k_i] = 0)
     values, probabilities = ZERO_MEAN[name]
     assert exact_dot_product_moments(6, values, probabilities).mean == 0
 
 
 @pytest.mark.parametrize("name", ZERO_MEAN)
 def test_cross_terms_have_expectation_zero(name):
-    # 000 (derivation 1: for i != j, E[q_i k_i q_j k_j] = E[q_i q_j] E[k_i k_j] = 0), by
+    # [Section 3.2.1 explained] (derivation 1: for i != j, E[q_i k_i q_j k_j] = E[q_i q_j] E[k_i
+    # k_j] = 0), by
     # enumerating q_1, q_2, k_1, k_2; then E[(q.k)^2] keeps only the diagonal sum_i E[q_i^2 k_i^2].
     values, probabilities = ZERO_MEAN[name]
     probabilities = probabilities or [Fraction(1, len(values))] * len(values)
@@ -133,7 +147,7 @@ def test_cross_terms_have_expectation_zero(name):
 
 @pytest.mark.parametrize("name", ZERO_MEAN)
 def test_var_of_u_times_v_is_e_u_squared_times_e_v_squared(name):
-    # 003 (Var(U_i V_i) = E(U_i^2) E(V_i^2), and E(U_i^2) = Var(U_i) + E^2(U_i) = 1)
+    # [formal proof] (Var(U_i V_i) = E(U_i^2) E(V_i^2), and E(U_i^2) = Var(U_i) + E^2(U_i) = 1)
     values, probabilities = ZERO_MEAN[name]
     e_u2 = expectation(lambda v: v * v, values, probabilities)
     assert e_u2 == 1 and expectation(lambda v: v, values, probabilities) == 0
@@ -143,30 +157,36 @@ def test_var_of_u_times_v_is_e_u_squared_times_e_v_squared(name):
 
 @pytest.mark.parametrize("d_k", [1, 16, 64, 512])
 def test_var_qk_is_dk_and_dividing_by_sqrt_dk_gives_one(d_k):
-    # 000 (derivation 1), 001 (steps 2 and 5), 003 (Var(q k) = d_k, Var(q k / sqrt(d_k)) = 1)
+    # [Section 3.2.1 explained] (derivation 1), [step by step] (steps 2 and 5), [formal proof]
+    # (Var(q k) = d_k, Var(q k / sqrt(d_k)) = 1)
     assert exact_dot_product_moments(d_k, [-1, 1]).variance == d_k == dot_product_variance(d_k)
-    assert scaled_variance(dot_product_variance(d_k), 1 / math.sqrt(d_k)) == pytest.approx(1, abs=4 * U)
+    scaled = scaled_variance(dot_product_variance(d_k), 1 / math.sqrt(d_k))
+    assert scaled == pytest.approx(1, abs=4 * U)
     assert scaled_variance(Fraction(d_k), Fraction(1, d_k)) * d_k == 1  # (1/sqrt(d_k))^2 = 1/d_k
 
 
 def test_with_component_variance_sigma_squared_the_scale_is_sqrt_dk_sigma_squared():
-    # 002 (sections 2.1 and 3.2).  The document writes Var(q . k) = d_k sigma^2 and
+    # [general variance] (sections 2.1 and 3.2).  The document writes Var(q . k) = d_k sigma^2 and
     # c = sqrt(d_k) sigma.  With q_i and k_i BOTH of variance sigma^2, Var(q_i k_i) =
     # sigma^4, so Var(q . k) = d_k sigma^4 and the scale that restores 1 is sqrt(d_k) sigma^2.
     # Only when one side has variance sigma^2 and the other 1 is the document's form right.
     d_k, sqrt_dk, sigma = 16, 4, 2  # components +-2: sigma^2 = 4; a square d_k keeps it exact
     both = exact_dot_product_moments(d_k, [-sigma, sigma]).variance
-    assert both == dot_product_variance(d_k, var_q=sigma ** 2, var_k=sigma ** 2) == d_k * sigma ** 4
+    formula = dot_product_variance(d_k, var_q=sigma ** 2, var_k=sigma ** 2)
+    assert both == formula == d_k * sigma ** 4
     assert scaled_variance(both, Fraction(1, sqrt_dk * sigma ** 2)) == 1  # 1 / (sqrt(d_k) sigma^2)
-    assert scaled_variance(both, Fraction(1, sqrt_dk * sigma)) == sigma ** 2  # 002's c: not 1
+    # [general variance]'s c gives sigma^2, not 1
+    assert scaled_variance(both, Fraction(1, sqrt_dk * sigma)) == sigma ** 2
     one_side = dot_product_variance(d_k, var_q=sigma ** 2, var_k=1)
-    assert one_side == d_k * sigma ** 2 and scaled_variance(one_side, Fraction(1, sqrt_dk * sigma)) == 1
+    assert one_side == d_k * sigma ** 2
+    assert scaled_variance(one_side, Fraction(1, sqrt_dk * sigma)) == 1
 
 
 @pytest.mark.parametrize("d_k", [16, 64, 512])
 def test_the_alternative_scales_give_one_over_dk_one_and_dk_over_ln_squared(d_k):
-    # 000 (derivation 3: divide by d_k -> 1/d_k; by sqrt(d_k) -> 1; by log d_k -> d_k / (log d_k)^2)
-    # 004 (section 10: none -> d_k, 1/d_k too uniform, 1/sqrt(d_k) -> 1)
+    # [Section 3.2.1 explained] (derivation 3: divide by d_k -> 1/d_k; by sqrt(d_k) -> 1; by log
+    # d_k -> d_k / (log d_k)^2)
+    # [causal chain] (section 10: none -> d_k, 1/d_k too uniform, 1/sqrt(d_k) -> 1)
     var = dot_product_variance(d_k)
     assert scaled_variance(Fraction(var), Fraction(1, d_k)) == Fraction(1, d_k)
     assert scaled_variance(var, scale_factor("1/sqrt(d_k)", d_k)) == pytest.approx(1, rel=4 * U)
@@ -179,8 +199,9 @@ def test_the_alternative_scales_give_one_over_dk_one_and_dk_over_ln_squared(d_k)
 
 @pytest.mark.parametrize("x", [[1.0, 0.5, -0.5], [8.0, 4.0, -4.0], [2.0, 1.0, 0.0, -1.0]])
 def test_softmax_derivative_cases_i_equals_j_and_i_differs_from_j(x):
-    # 000 (derivation 2: d s_i / d x_j = s_i (1 - s_i) if i = j, -s_i s_j otherwise);
-    # 002 (1.3: s_i (delta_ij - s_j)); 004 (section 4, the Jacobian)
+    # [Section 3.2.1 explained] (derivation 2: d s_i / d x_j = s_i (1 - s_i) if i = j, -s_i s_j
+    # otherwise);
+    # [general variance] (1.3: s_i (delta_ij - s_j)); [causal chain] (section 4, the Jacobian)
     p = decimal_softmax(x)
     J = softmax_jacobian(x)
     for i in range(len(x)):
@@ -191,8 +212,10 @@ def test_softmax_derivative_cases_i_equals_j_and_i_differs_from_j(x):
 
 
 def test_softmax_can_only_shrink_a_gradient():
-    # 004 (section 8: vanishing, not exploding; the derivatives are bounded because 0 <= p <= 1).
-    # Every |J_ij| <= 1/4 and ||J^T g|| <= ||g|| / 2.  So the "[0.2, 0.3, 0.1, ...]" that 004
+    # [causal chain] (section 8: vanishing, not exploding; the derivatives are bounded because 0 <=
+    # p <= 1).
+    # Every |J_ij| <= 1/4 and ||J^T g|| <= ||g|| / 2.  So the "[0.2, 0.3, 0.1, ...]" that [causal
+    # chain]
     # draws for an unsaturated softmax cannot be entries of its Jacobian: 0.3 > 1/4.
     rng = random.Random(4)
     largest = 0.0
@@ -209,57 +232,69 @@ def test_softmax_can_only_shrink_a_gradient():
 
 # ------------------------------------------------------------ worked examples
 
-# value pins: each computed by softmax() and confirmed against 50-digit decimal below
-PINNED = {
-    (1.0, 0.5, -0.5): ([0.5465, 0.3315, 0.1220], 0.2478),  # 000 quotes [0.506, 0.307, 0.187], 0.250
-    (8.0, 4.0, -4.0): ([0.9820, 0.01799, 6.034e-06], 0.01767),  # 000 quotes [0.9997, 0.0003, 0.0000], 0.0003
-    (100.0, 1.0, 1.0, 1.0): ([1.0, 1.011e-43, 1.011e-43, 1.011e-43], 3.034e-43),  # 002: 0.999..., 0.000...
-    (10.0, 0.1, 0.1, 0.1): ([0.9998, 5.017e-05, 5.017e-05, 5.017e-05], 1.505e-04),  # 002: 0.999..., 0.000...
-    (1.0, 0.0): ([0.7311, 0.2689], 0.1966),  # 004 quotes [0.73, 0.27]
-    (10.0, 0.0): ([0.99995, 4.540e-05], 4.540e-05),  # 004 quotes [0.9999, 0.0001]
-    (2.0, 1.0, 0.0, -1.0): ([0.6439, 0.2369, 0.08714, 0.03206], 0.2293),  # 004 quotes [0.52, 0.28, 0.14, 0.06]
-    (20.0, 10.0, 0.0, -10.0): ([0.99995, 4.540e-05, 2.061e-09, 9.357e-14], 4.540e-05),  # 004: [1.00, 0.00, ...]
-}
+def exact_first_derivative(x):
+    p = decimal_softmax(list(x))
+    return p[0] * sum(p[1:])  # p_1 (1 - p_1) without cancellation
 
 
-def same_to_4_significant(a, b):
-    return a == b == 0 or abs(a - b) <= 5e-4 * max(abs(a), abs(b))
+def quote_agrees_with_decimal(value, quoted):
+    # the quote read against the 50-digit value: a "..." quote gives its leading digits
+    if quoted.endswith("..."):
+        low = Decimal(quoted[:-3])
+        return low <= value < low + Decimal(10) ** -len(quoted[:-3].split(".")[1])
+    return Decimal(quoted).quantize(Decimal(1).scaleb(-len(quoted.split(".")[1]))) == \
+        value.quantize(Decimal(1).scaleb(-len(quoted.split(".")[1])))
 
 
-@pytest.mark.parametrize("x", PINNED, ids=lambda x: str(list(x)))
-def test_worked_softmax_example_pinned_and_checked_against_decimal(x):
-    # 000 (cases 1 and 2), 002 (1.2 numeric example), 004 (sections 2 and 5)
-    p, derivative = softmax(list(x)), first_derivative(list(x))
-    exact = decimal_softmax(list(x))
+@pytest.mark.parametrize("ex", DOCUMENT_EXAMPLES, ids=lambda ex: str(list(ex.logits)))
+def test_worked_softmax_example_matches_decimal(ex):
+    # [Section 3.2.1 explained] (cases 1 and 2), [general variance] (1.2 numeric example),
+    # [causal chain] (sections 2 and 5): softmax and p_1 (1 - p_1) against 50-digit decimal
+    x = list(ex.logits)
+    p, derivative, exact = softmax(x), first_derivative(x), decimal_softmax(x)
     m = max(x)
     for v, pi, pe in zip(x, p, exact):
         assert abs(pi - float(pe)) <= (abs(v - m) + 2 * (m - min(x)) + 6) * U * float(pe)
-    exact_derivative = float(exact[0] * sum(exact[1:]))  # p_1 (1 - p_1), no cancellation
-    assert abs(derivative - exact_derivative) <= 8 * U * exact_derivative
-    pinned_p, pinned_derivative = PINNED[x]
-    assert all(same_to_4_significant(a, b) for a, b in zip(p, pinned_p)), p
-    assert same_to_4_significant(derivative, pinned_derivative), derivative
+    assert abs(derivative - float(exact_first_derivative(x))) <= 8 * U * derivative
 
 
-def test_the_worked_examples_table_marks_exactly_the_wrong_quotes():
-    # 000's two cases, 004's [10, 0] (0.9999 / 0.0001 for 0.99995 / 0.0000454) and
-    # 004's [2, 1, 0, -1] (0.52, 0.28, 0.14, 0.06 for 0.64, 0.24, 0.09, 0.03) disagree.
+def test_the_worked_examples_table_marks_exactly_the_quotes_decimal_contradicts():
+    # A row is flagged "**no**" exactly when some quoted value, read at its printed
+    # precision, disagrees with the 50-digit value.  Four rows disagree: both cases of
+    # [Section 3.2.1 explained], and [10, 0] and [2, 1, 0, -1] of [causal chain].
     rows = worked_examples_table()[2:]
-    flagged = [ex.logits for ex, row in zip(DOCUMENT_EXAMPLES, rows) if "**no**" in row]
-    assert flagged == [(1.0, 0.5, -0.5), (8.0, 4.0, -4.0), (10.0, 0.0), (2.0, 1.0, 0.0, -1.0)]
+    flagged = ["**no**" in row for row in rows]
+    wrong = []
+    for ex in DOCUMENT_EXAMPLES:
+        exact = decimal_softmax(list(ex.logits))
+        ok = all(quote_agrees_with_decimal(v, q) for v, q in zip(exact, ex.quoted_p))
+        if ex.quoted_derivative is not None:
+            ok = ok and quote_agrees_with_decimal(exact_first_derivative(ex.logits),
+                                                  ex.quoted_derivative)
+        wrong.append(not ok)
+    assert flagged == wrong and sum(wrong) == 4
+
+
+def test_every_quote_names_a_known_document():
+    # docs/worked_examples.py: each example and spread row cites a document by its title
+    cited = {ex.document for ex in DOCUMENT_EXAMPLES} | {row.document for row in DOCUMENT_SPREADS}
+    assert cited <= set(DOCUMENTS) and len(DOCUMENTS) == 5
 
 
 def test_the_100_1_1_1_example_saturates_and_its_scaled_version_keeps_a_gradient():
-    # 002 (1.2: [100, 1, 1, 1] against [10, 0.1, 0.1, 0.1], "similar, but the scaled gradient
+    # [general variance] (1.2: [100, 1, 1, 1] against [10, 0.1, 0.1, 0.1], "similar, but the scaled
+    # gradient
     # is more stable"): both are nearly one-hot, yet dp_1/dx_1 is 3.0e-43 against 1.5e-4.
-    unscaled, scaled = first_derivative([100.0, 1.0, 1.0, 1.0]), first_derivative([10.0, 0.1, 0.1, 0.1])
+    unscaled = first_derivative([100.0, 1.0, 1.0, 1.0])
+    scaled = first_derivative([10.0, 0.1, 0.1, 0.1])
     assert agrees_with_quote(softmax([10.0, 0.1, 0.1, 0.1])[0], "0.999...")
     assert -log_softmax([100.0, 1.0, 1.0, 1.0])[0] > 0  # p_1 < 1 exactly, though it rounds to 1.0
     assert scaled / unscaled > 1e38
 
 
 def test_004_saturated_jacobian_diagonal_is_tiny_and_moderate_one_is_not():
-    # 004 (section 6: d s / d z ~ [0.2, ...] unsaturated, ~ [0.00001, 0, 0, ...] saturated)
+    # [causal chain] (section 6: d s / d z ~ [0.2, ...] unsaturated, ~ [0.00001, 0, 0, ...]
+    # saturated)
     moderate = [row[i] for i, row in enumerate(softmax_jacobian([2.0, 1.0, 0.0, -1.0]))]
     saturated = [row[i] for i, row in enumerate(softmax_jacobian([20.0, 10.0, 0.0, -10.0]))]
     assert [round(v, 4) for v in moderate] == [0.2293, 0.1808, 0.0796, 0.031]
@@ -268,30 +303,36 @@ def test_004_saturated_jacobian_diagonal_is_tiny_and_moderate_one_is_not():
 
 # ------------------------------------------------------- standard deviation table
 
-@pytest.mark.parametrize("d_k, quoted", [(64, "8"), (128, "11.3"), (512, "22.6"), (1024, "32")])
-def test_standard_deviation_of_qk_is_sqrt_dk(d_k, quoted):
-    # 004 (section 3 table), 002 (1.1: 512 -> 22.6, 1024 -> 32), 000 (comparison table)
-    std = math.sqrt(dot_product_variance(d_k))
-    assert agrees_with_quote(std, quoted)
-    assert std == d_k ** 0.5
+@pytest.mark.parametrize("row", DOCUMENT_SPREADS,
+                         ids=lambda r: f"{r.document}-{r.d_k}-{'scaled' if r.scaled else 'raw'}")
+def test_standard_deviation_of_qk_is_sqrt_dk(row):
+    # [causal chain] (section 3 table), [general variance] (1.1), [Section 3.2.1 explained]
+    # (comparison table): every quoted std of the score reads as sqrt(d_k), or 1 scaled
+    std = math.sqrt(dot_product_variance(row.d_k))
+    assert std == row.d_k ** 0.5
+    assert agrees_with_quote(1.0 if row.scaled else std, row.quoted_std)
 
 
-@pytest.mark.parametrize("doc, d_k, half_width, sigmas", [
-    ("000", 64, 24, 3.0), ("000", 512, 68, 3.0), ("004", 64, 16, 2.0), ("004", 128, 23, 2.0),
-    ("004", 512, 45, 2.0), ("002", 512, 100, 4.4),
-])
-def test_quoted_typical_ranges_are_a_fixed_number_of_standard_deviations(doc, d_k, half_width, sigmas):
-    # 000 uses +-3 std, 004 +-2 std, 002's "[-100, 100] at d_k = 512" is +-4.4 std.
-    # P(|Z| <= k) from NormalDist against erf(k / sqrt 2), an independent formula.
-    k = half_width / math.sqrt(d_k)
-    assert abs(k - sigmas) <= 0.05
+SIGMAS_USED = {"Section 3.2.1 explained": 3.0, "causal chain": 2.0, "general variance": 4.4}
+RANGES = [row for row in DOCUMENT_SPREADS if row.quoted_range is not None]
+
+
+@pytest.mark.parametrize("row", RANGES, ids=lambda r: f"{r.document}-{r.d_k}-{r.quoted_range:g}")
+def test_quoted_typical_ranges_are_a_fixed_number_of_standard_deviations(row):
+    # [Section 3.2.1 explained] uses +-3 std, [causal chain] +-2 std, and [general variance]'s
+    # "[-100, 100] at d_k = 512" is +-4.4 std.  P(|Z| <= k) from NormalDist against
+    # erf(k / sqrt 2), an independent formula.
+    std = 1.0 if row.scaled else math.sqrt(row.d_k)
+    k = row.quoted_range / std
+    assert abs(k - SIGMAS_USED[row.document]) <= 0.05
     coverage = 2 * statistics.NormalDist().cdf(k) - 1
     assert abs(coverage - math.erf(k / math.sqrt(2))) <= 1e-12
-    assert any(f"| {doc} | {d_k} | q.k |" in row and f"{k:.2f}" in row for row in spread_table())
+    assert any(f"| {row.document} | {row.d_k} |" in line and f"| {k:.2f} |" in line
+               and f"| {coverage:.5f} |" in line for line in spread_table())
 
 
 def test_simulated_scores_have_the_tabulated_spread():
-    # 004 (section 3): a sample standard deviation near sqrt(d_k); standard error of the
+    # [causal chain] (section 3): a sample standard deviation near sqrt(d_k); standard error of the
     # second-moment estimate is sqrt(2 d_k^2 + 6 d_k) / sqrt(n), four of them allowed
     n = 2000
     for d_k in (64, 128):
@@ -303,8 +344,9 @@ def test_simulated_scores_have_the_tabulated_spread():
 # --------------------------------------------------------------- scale then mask
 
 def test_masking_after_scaling_with_minus_1e9_or_minus_inf_gives_the_same_weights():
-    # 000 (the flow: scale first, then mask with -1e9)
-    Q, K, V = [[0.3, -1.2], [2.0, 0.5]], [[1.0, 0.0], [0.5, 0.5], [-1.0, 2.0]], [[1.0], [2.0], [3.0]]
+    # [Section 3.2.1 explained] (the flow: scale first, then mask with -1e9)
+    Q, K = [[0.3, -1.2], [2.0, 0.5]], [[1.0, 0.0], [0.5, 0.5], [-1.0, 2.0]]
+    V = [[1.0], [2.0], [3.0]]
     mask = [[True, False, True], [False, True, True]]
     with_inf = attention_steps(Q, K, V, mask)
     with_1e9 = attention_steps(Q, K, V, bias=[[0.0 if ok else -1e9 for ok in row] for row in mask])
@@ -312,7 +354,8 @@ def test_masking_after_scaling_with_minus_1e9_or_minus_inf_gives_the_same_weight
 
 
 def test_a_fully_masked_row_is_where_minus_1e9_and_minus_inf_differ():
-    # 000 (the -1e9 convention).  Added as a bias, -1e9 shifts the whole row and softmax
+    # [Section 3.2.1 explained] (the -1e9 convention).  Added as a bias, -1e9 shifts the whole row
+    # and softmax
     # ignores shifts: the row attends as if unmasked.  Written over the scores (masked_fill),
     # every logit is -1e9 and the row is uniform.  Either way a masked query silently gets
     # weights; with -inf this project raises instead.
@@ -329,15 +372,16 @@ def test_a_fully_masked_row_is_where_minus_1e9_and_minus_inf_differ():
 # -------------------------------------------------- the causal chain, end to end
 
 def test_the_causal_chain_from_dk_to_frozen_queries_and_scaling_undoes_each_link():
-    # 004 (section 7): larger d_k -> larger score variance -> larger largest weight ->
+    # [causal chain] (section 7): larger d_k -> larger score variance -> larger largest weight ->
     # smaller Jacobian -> smaller gradient to Q; dividing by sqrt(d_k) undoes every link.
     links = {}
     for d_k in (16, 1024):
         xs = sample_dot_products(d_k, 400, seed=d_k)
-        trials = random_trials(d_k, m=16, trials=30, seed=7 + d_k)
         for name in ("none", "1/sqrt(d_k)"):
             c = scale_factor(name, d_k)
-            sat, grad = saturation_of(trials, c), gradients_of(trials, c)
+            options = dict(m=16, trials=30, seed=7 + d_k)  # the same trials for both scales
+            sat = saturation_stats(d_k, name, **options)
+            grad = gradient_stats(d_k, name, **options)
             var = c * c * math.fsum(x * x for x in xs) / len(xs)
             links[d_k, name] = (var, sat.max_weight, sat.jacobian_norm, grad.query_grad_median)
     small, large = links[16, "none"], links[1024, "none"]
@@ -353,22 +397,26 @@ def test_the_causal_chain_from_dk_to_frozen_queries_and_scaling_undoes_each_link
 # -------------------------------------------------- additive against dot product
 
 def test_additive_and_dot_product_attention_have_the_same_shapes_in_and_out():
-    # 000 (dot-product vs additive attention: score(q, k) = v^T tanh(W_q q + W_k k))
+    # [Section 3.2.1 explained] (dot-product vs additive attention: score(q, k) = v^T tanh(W_q q +
+    # W_k k))
     rng = random.Random(2)
     Q, K, V = random_matrix(rng, 3, 4), random_matrix(rng, 5, 4), random_matrix(rng, 5, 2)
-    W_q, W_k, w_v = random_matrix(rng, 6, 4), random_matrix(rng, 6, 4), [rng.gauss(0, 1) for _ in range(6)]
+    W_q, W_k = random_matrix(rng, 6, 4), random_matrix(rng, 6, 4)
+    w_v = [rng.gauss(0, 1) for _ in range(6)]
     for out in (scaled_dot_product_attention(Q, K, V), additive_attention(Q, K, V, W_q, W_k, w_v)):
         assert len(out) == 3 and all(len(row) == 2 for row in out)
 
 
 def test_additive_attention_costs_more_arithmetic_and_a_tanh_per_pair_and_feature():
-    # 000 (additive: slower, two matrix products plus tanh).  For n = m = 128, d = 64
-    # (d_a = d): dot product 2 n m d + n m multiply-adds; additive adds (n + m) d^2 for the
-    # projections and n m d tanh evaluations.
+    # [Section 3.2.1 explained] (additive: slower, a small network per pair).  The
+    # projections are counted for neither kind.  For n = m = 128 and d_k = d_a = d_v = 64:
+    # dot product n m d_k (Q K^T) + n m (scale) + n m d_v (P V) multiply-adds; additive
+    # 2 n m d_a (add a_i + b_j, dot with w_v) + n m d_v, and n m d_a tanh evaluations.
     n = m = 128
     d = 64
     dot_cost = dot_product_attention_cost(n, m, d, d)
-    additive_cost = additive_attention_cost(n, m, d, d, d, d)
-    assert dot_cost.multiply_adds == 2_113_536 and dot_cost.tanhs == 0
-    assert additive_cost.multiply_adds == 4_194_304 and additive_cost.tanhs == 1_048_576
-    assert additive_cost.multiply_adds / dot_cost.multiply_adds == pytest.approx(1.98, abs=0.01)
+    additive_cost = additive_attention_cost(n, m, d, d)
+    assert dot_cost.multiply_adds == 128 * 128 * (64 + 1 + 64) == 2_113_536
+    assert dot_cost.tanhs == 0
+    assert additive_cost.multiply_adds == 128 * 128 * (2 * 64 + 64) == 3_145_728
+    assert additive_cost.tanhs == 128 * 128 * 64 == 1_048_576

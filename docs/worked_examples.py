@@ -1,0 +1,196 @@
+"""The source documents' worked numbers, quoted against what the code computes.
+
+The five documents this project implements are not shipped (their sentences are not
+ours); each is named here by a short title and what it covers.  This module is the one
+place where their worked examples are written down: tests/test_documents.py checks
+them and docs/build.py renders the tables in docs/worked-examples.md.
+
+Public names:
+
+    DOCUMENTS                       short title -> Document(covers)
+    QuotedExample, DOCUMENT_EXAMPLES    softmax examples worked by hand in a document
+    QuotedSpread, DOCUMENT_SPREADS      rows of the documents' std-of-the-score tables
+    agrees_with_quote(value, quoted, gap_below_one=None)
+    first_derivative(logits)        d p_1 / d x_1 = p_1 (1 - p_1)
+    worked_examples_table()         Markdown table of the softmax examples
+    spread_table()                  Markdown table of the score spreads
+
+>>> len(DOCUMENTS), round(first_derivative([1.0, 0.5, -0.5]), 4)
+(5, 0.2478)
+"""
+
+import math  # expm1, sqrt
+import os  # the repository root, for the library's modules
+import statistics  # NormalDist, for the coverage of a quoted range
+import sys  # path
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # softmax.py lives here
+if ROOT not in sys.path:  # run as a script or imported from tests/: find the library
+    sys.path.append(ROOT)
+
+from softmax import log_softmax, softmax, softmax_jacobian  # noqa: E402
+from stats import dot_product_variance, scale_factor, scaled_variance  # noqa: E402
+
+__all__ = ["DOCUMENTS", "Document", "QuotedExample", "DOCUMENT_EXAMPLES", "QuotedSpread",
+           "DOCUMENT_SPREADS", "agrees_with_quote", "first_derivative",
+           "worked_examples_table", "spread_table"]
+
+
+class Document(NamedTuple):
+    """One source document: what it covers (the title is its key in DOCUMENTS)."""
+    covers: str
+
+
+DOCUMENTS = {  # short title (our words) -> what the document covers
+    "Section 3.2.1 explained": Document(
+        "the paper's Section 3.2.1 and footnote 4; dot-product geometry; the variance "
+        "identities and the full derivation of Var(q.k) = d_k with cross terms; the softmax "
+        "derivative; worked saturation examples; the scale choices d_k, sqrt(d_k), log d_k; "
+        "dot-product against additive attention; scale-then-mask with -1e9; interview questions"),
+    "step by step": Document(
+        "a step-by-step answer: the unscaled score, its variance d_k, how sensitive softmax is "
+        "to scale, the vanishing gradient, the variance brought back to 1"),
+    "general variance": Document(
+        "components of variance sigma^2 and the matching scale; the examples [100, 1, 1, 1] "
+        "against [10, 0.1, 0.1, 0.1]; the softmax gradient formula"),
+    "formal proof": Document(
+        "a formal proof with U_i, V_i: Var(U_i V_i) = E(U_i^2) E(V_i^2), Var(q.k) = d_k, "
+        "Var(q.k / sqrt(d_k)) = 1"),
+    "causal chain": Document(
+        "softmax sensitivity with terminal bar charts; a std table for d_k = 64, 128, 512; the "
+        "Jacobian; the chain from dot-product variance to frozen Q and K; why the gradient "
+        "vanishes rather than explodes; the three scale choices compared"),
+}
+
+
+class QuotedExample(NamedTuple):
+    """A softmax example worked by hand in a source document, with what it quotes."""
+    document: str  # a key of DOCUMENTS
+    logits: Tuple[float, ...]
+    quoted_p: Tuple[str, ...]  # the probabilities as printed ("0.999..." = digits that follow)
+    quoted_derivative: Optional[str]  # d p_1 / d x_1 = p_1 (1 - p_1) as printed, if any
+
+
+_S321, _GENERAL, _CHAIN = "Section 3.2.1 explained", "general variance", "causal chain"
+_TINY = ("0.999...", "0.000...", "0.000...", "0.000...")  # nearly one-hot, as printed
+DOCUMENT_EXAMPLES = (
+    QuotedExample(_S321, (1.0, 0.5, -0.5), ("0.506", "0.307", "0.187"), "0.250"),
+    QuotedExample(_S321, (8.0, 4.0, -4.0), ("0.9997", "0.0003", "0.0000"), "0.0003"),
+    QuotedExample(_GENERAL, (100.0, 1.0, 1.0, 1.0), _TINY, None),
+    QuotedExample(_GENERAL, (10.0, 0.1, 0.1, 0.1), _TINY, None),
+    QuotedExample(_CHAIN, (1.0, 0.0), ("0.73", "0.27"), None),
+    QuotedExample(_CHAIN, (10.0, 0.0), ("0.9999", "0.0001"), None),
+    QuotedExample(_CHAIN, (2.0, 1.0, 0.0, -1.0), ("0.52", "0.28", "0.14", "0.06"), None),
+    QuotedExample(_CHAIN, (20.0, 10.0, 0.0, -10.0), ("1.00", "0.00", "0.00", "0.00"), None),
+)
+
+
+class QuotedSpread(NamedTuple):
+    """A row of a document's table of score spread: d_k, the std and range it prints."""
+    document: str  # a key of DOCUMENTS
+    d_k: int
+    scaled: bool  # True when the row is about q . k / sqrt(d_k)
+    quoted_std: str
+    quoted_range: Optional[float]  # the half-width r of the printed range [-r, r]
+
+
+DOCUMENT_SPREADS = (
+    QuotedSpread(_S321, 64, True, "1", 3.0),
+    QuotedSpread(_S321, 64, False, "8", 24.0),
+    QuotedSpread(_S321, 512, False, "22.6", 68.0),
+    QuotedSpread(_GENERAL, 512, False, "22.6", 100.0),
+    QuotedSpread(_GENERAL, 1024, False, "32", None),
+    QuotedSpread(_CHAIN, 64, False, "8", 16.0),
+    QuotedSpread(_CHAIN, 128, False, "11.3", 23.0),
+    QuotedSpread(_CHAIN, 512, False, "22.6", 45.0),
+)
+
+
+def agrees_with_quote(value: float, quoted: str, gap_below_one: Optional[float] = None) -> bool:
+    """Return whether value, printed as the quote is printed, reads the same.
+
+    "0.506" means value rounds to 0.506; "0.999..." means its digits begin
+    0.999, i.e. 0.999 <= value < 1.  A probability within an ulp of 1 is 1.0
+    as a float, so gap_below_one (1 - value, computed accurately) decides then.
+
+    >>> agrees_with_quote(0.5466, "0.547"), agrees_with_quote(0.5, "0.506")
+    (True, False)
+    >>> agrees_with_quote(1.0, "0.999..."), agrees_with_quote(1.0, "0.999...", gap_below_one=3e-43)
+    (False, True)
+    """
+    if quoted.endswith("..."):
+        low = float(quoted[:-3])
+        high = low + 10.0 ** -len(quoted[:-3].split(".")[1])
+        just_below_one = high == 1.0 and gap_below_one is not None and gap_below_one > 0
+        return low <= value and (value < high or just_below_one)
+    decimals = len(quoted.split(".")[1]) if "." in quoted else 0
+    return f"{value:.{decimals}f}" == quoted
+
+
+def first_derivative(logits: Sequence[float]) -> float:
+    """Return d p_1 / d x_1 = p_1 (1 - p_1), the Jacobian's first diagonal entry.
+
+    >>> first_derivative([0.0, 0.0])
+    0.25
+    """
+    return softmax_jacobian(logits)[0][0]
+
+
+def _show_probability(p: float, gap_below_one: float) -> str:
+    # a p within 1e-3 of 1 reads better as 1 - gap, which keeps the digits that matter
+    return f"1 - {gap_below_one:.3g}" if gap_below_one < 1e-3 else f"{p:.4g}"
+
+
+def _example_row(ex: QuotedExample) -> str:
+    p = softmax(ex.logits)
+    gaps = [-math.expm1(lp) for lp in log_softmax(ex.logits)]  # 1 - p_i, no cancellation
+    derivative = first_derivative(ex.logits)
+    same = all(agrees_with_quote(v, q, g) for v, q, g in zip(p, ex.quoted_p, gaps))
+    if ex.quoted_derivative is not None:
+        same = same and agrees_with_quote(derivative, ex.quoted_derivative)
+    logits = ", ".join(f"{v:g}" for v in ex.logits)
+    computed = ", ".join(_show_probability(v, g) for v, g in zip(p, gaps))
+    return (f"| {ex.document} | [{logits}] | [{', '.join(ex.quoted_p)}] | [{computed}] | "
+            f"{ex.quoted_derivative or '-'} | {derivative:.4g} | {'yes' if same else '**no**'} |")
+
+
+def worked_examples_table() -> List[str]:
+    """Return a Markdown table: each worked example, what it quotes, what the code computes.
+
+    >>> worked_examples_table()[6]
+    '| causal chain | [1, 0] | [0.73, 0.27] | [0.7311, 0.2689] | - | 0.1966 | yes |'
+    """
+    return ["| document | logits x | quoted softmax(x) | computed softmax(x) "
+            "| quoted dp_1/dx_1 | computed dp_1/dx_1 | agree? |",
+            "|---|---|---|---|---|---|---|"] + [_example_row(ex) for ex in DOCUMENT_EXAMPLES]
+
+
+def _spread_row(row: QuotedSpread, normal: statistics.NormalDist) -> str:
+    c = scale_factor("1/sqrt(d_k)" if row.scaled else "none", row.d_k)
+    std = math.sqrt(scaled_variance(dot_product_variance(row.d_k), c))
+    cells = ["-", "-", "-"]
+    if row.quoted_range is not None:
+        k = row.quoted_range / std  # the range in standard deviations
+        cells = [f"[-{row.quoted_range:g}, {row.quoted_range:g}]", f"{k:.2f}",
+                 f"{2 * normal.cdf(k) - 1:.5f}"]
+    score = "q.k/sqrt(d_k)" if row.scaled else "q.k"
+    agree = "yes" if agrees_with_quote(std, row.quoted_std) else "**no**"
+    return (f"| {row.document} | {row.d_k} | {score} | {row.quoted_std} | {std:.4g} | "
+            f"{' | '.join(cells)} | {agree} |")
+
+
+def spread_table() -> List[str]:
+    """Return a Markdown table: std of the score and how many stds each quoted range spans.
+
+    The std is sqrt(Var) = sqrt(d_k) unscaled and 1 scaled; a range [-r, r] spans r / std
+    standard deviations and holds P(|Z| <= r / std) of a normal score.
+
+    >>> spread_table()[7]
+    '| causal chain | 64 | q.k | 8 | 8 | [-16, 16] | 2.00 | 0.95450 | yes |'
+    """
+    normal = statistics.NormalDist()
+    return ["| document | d_k | score | quoted std | computed std | quoted range "
+            "| range in stds | P(score in range) | agree? |",
+            "|---|---|---|---|---|---|---|---|---|"] + [
+        _spread_row(row, normal) for row in DOCUMENT_SPREADS]
