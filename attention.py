@@ -18,7 +18,8 @@ Glossary:
 Public API (`__all__`):
 
     dot, transpose, matmul              the linear algebra, on lists of rows
-    attention_steps(Q, K, V, ...)       AttentionSteps(scale, scores, scaled_scores, weights, output)
+    attention_steps(Q, K, V, ...)       AttentionSteps(scale, scores, scaled_scores, weights,
+                                        output)
     scaled_dot_product_attention(...)   the output matrix only
     attention_backward(Q, K, V, dO, ...) AttentionGrads(dQ, dK, dV)
     score_gradient(P, V, dO)            dL/dS, the gradient reaching the logits
@@ -167,7 +168,7 @@ class _Rules(NamedTuple):
     is_causal: bool
 
     def logits(self, i: int, q: Vector, K: Matrix, j0: int = 0) -> Vector:
-        """Return S[i][j0:j0+len(K)] = scale * (q . k_j) + bias, -inf where key j is not allowed."""
+        """Return S[i][j0:j0+len(K)] = scale * (q . k_j) + bias, -inf where j is not allowed."""
         return self.finish(i, _dots(q, K), q, K, j0)
 
     def finish(self, i: int, raw: Vector, q: Vector, K: Matrix, j0: int = 0) -> Vector:
@@ -182,7 +183,7 @@ class _Rules(NamedTuple):
         return self._checked(i, q, K, j0, row)
 
     def _checked(self, i: int, q: Vector, K: Matrix, j0: int, row: Vector) -> Vector:
-        """Recompute overflowed entries scale-first; ValueError if a logit is truly beyond range."""
+        """Recompute overflowed entries scale-first; ValueError if a logit is beyond range."""
         for j, (k, v) in enumerate(zip(K, row), j0):
             if not v < math.inf and self.allowed(i, j):  # +inf or NaN where it counts
                 b = 0.0 if self.bias is None else self.bias[i][j]
@@ -403,7 +404,8 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
     Q, K, V, rules = _prepare(fn, Q, K, V, mask, None, False, 1.0, same_d_k=False)
     W_q, W_k = _matrix(fn, "W_q", W_q), _matrix(fn, "W_k", W_k)
     w_v = _finite_vector(fn, w_v, "w_v")
-    if len(W_q[0]) != len(Q[0]) or len(W_k[0]) != len(K[0]) or not len(W_q) == len(W_k) == len(w_v):
+    d_a = len(w_v)
+    if len(W_q[0]) != len(Q[0]) or len(W_k[0]) != len(K[0]) or not len(W_q) == len(W_k) == d_a:
         raise ValueError(f"{fn}: need W_q d_a x d_q, W_k d_a x d_k, w_v of length d_a; got Q "
                          f"{_shape(Q)}, K {_shape(K)}, W_q {_shape(W_q)}, W_k {_shape(W_k)}, "
                          f"w_v of length {len(w_v)}")

@@ -36,11 +36,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     vectors = HOSTILE + [random_logits(seed) for seed in range(args.vectors)]
     print(f"{len(HOSTILE)} hostile and {args.vectors} random vectors")
-    print(f"  softmax:     worst ratio to bound {max(max(softmax_error_ratios(x)) for x in vectors):.3f}, "
-          f"worst relative error {max(worst_relative_error(softmax(x), decimal_softmax(x)) for x in vectors):.1f} U")
-    print(f"  log_softmax: worst ratio to bound {max(max(log_softmax_error_ratios(x)) for x in vectors):.3f}, "
-          f"worst relative error "
-          f"{max(worst_relative_error(log_softmax(x), decimal_log_softmax(x)) for x in vectors):.1f} U")
+    for name, ratios, f, exact in (
+            ("softmax:    ", softmax_error_ratios, softmax, decimal_softmax),
+            ("log_softmax:", log_softmax_error_ratios, log_softmax, decimal_log_softmax)):
+        ratio = max(max(ratios(x)) for x in vectors)
+        relative = max(worst_relative_error(f(x), exact(x)) for x in vectors)
+        print(f"  {name} worst ratio to bound {ratio:.3f}, worst relative error {relative:.1f} U")
 
 
 if __name__ == "__main__":

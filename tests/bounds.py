@@ -86,7 +86,8 @@ def log_softmax_error_ratios(x):
         if abs(lp_star) > 1.7e308:  # the true value is below -DBL_MAX: -inf is its rounding
             ratios.append(0.0 if lp == -INF else INF)
             continue
-        bound = (abs(v - m) + abs(float(lp_star)) + 2 * math.log1p(s) + s / (1 + s) * (max_gap + 3)) * U
+        bound = (abs(v - m) + abs(float(lp_star)) + 2 * math.log1p(s)
+                 + s / (1 + s) * (max_gap + 3)) * U
         bound = max(bound, 2.0 ** -1074)
         ratios.append(abs(lp - float(lp_star)) / bound)
     return ratios

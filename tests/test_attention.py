@@ -13,7 +13,8 @@ from attention import (AttentionSteps, additive_attention, additive_attention_co
                        attention_backward, attention_steps, dot, dot_product_attention_cost,
                        matmul, multi_head_attention, scaled_dot_product_attention,
                        score_gradient, streaming_attention, transpose)
-from oracle import U, decimal_softmax, fraction_matmul, matrix_gradient, max_abs_diff, random_matrix
+from oracle import (U, decimal_softmax, fraction_matmul, matrix_gradient, max_abs_diff,
+                    random_matrix)
 
 INF = math.inf
 
@@ -194,7 +195,8 @@ def test_bias_of_log_weights_reweights_keys():
 def test_a_row_with_nothing_to_attend_to_raises_naming_the_row(fn, kwargs):
     Q, K, V = qkv(7, n=2, m=2)
     row = 0 if kwargs.get("is_causal") else 1
-    with pytest.raises(ValueError, match=fn.__name__ + f".*query row {row} has nothing to attend to"):
+    message = fn.__name__ + f".*query row {row} has nothing to attend to"
+    with pytest.raises(ValueError, match=message):
         fn(Q, K, V, **kwargs)
 
 
@@ -246,7 +248,8 @@ def test_backward_dv_is_p_transpose_times_g_and_masked_scores_get_no_gradient():
 
 def test_backward_checks_the_gradient_shape():
     Q, K, V = qkv(0)
-    with pytest.raises(ValueError, match="attention_backward: grad_output is 3x3 but the output is 3x2"):
+    with pytest.raises(ValueError,
+                       match="attention_backward: grad_output is 3x3 but the output is 3x2"):
         attention_backward(Q, K, V, [[1.0] * 3] * 3)
 
 
@@ -338,7 +341,8 @@ def count_multiply_adds_and_calls(n, m, d_q, d_k, d_a, d_v, additive):
     return madds, exps, tanhs
 
 
-@pytest.mark.parametrize("sizes", [(1, 1, 1, 1, 1, 1), (3, 5, 4, 4, 4, 2), (8, 16, 64, 64, 32, 64)])
+@pytest.mark.parametrize("sizes", [(1, 1, 1, 1, 1, 1), (3, 5, 4, 4, 4, 2),
+                                   (8, 16, 64, 64, 32, 64)])
 def test_operation_counts_match_a_loop_by_loop_count(sizes):
     n, m, d_q, d_k, d_a, d_v = sizes
     assert tuple(additive_attention_cost(n, m, d_a, d_v)) == \
@@ -394,7 +398,8 @@ GOOD = qkv(0, n=2, m=3, d_k=4, d_v=2)
 
 @pytest.mark.parametrize("fn", ATTENTION_FUNCTIONS)
 @pytest.mark.parametrize("change, error, message", [
-    ({"Q": [[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]}, ValueError, "Q is ragged: row 0 has 4 entries but row 1 has 2"),
+    ({"Q": [[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]}, ValueError,
+     "Q is ragged: row 0 has 4 entries but row 1 has 2"),
     ({"Q": []}, ValueError, r"Q is empty \(0 rows\)"),
     ({"K": []}, ValueError, r"K is empty \(0 rows\)"),
     ({"V": []}, ValueError, r"V is empty \(0 rows\)"),

@@ -99,7 +99,7 @@ def test_array_like_arguments_are_read_through_tolist():
 
 def test_exact_number_types_are_accepted_and_huge_ones_are_out_of_range():
     assert softmax([Fraction(1, 2), Fraction(1, 2)]) == [0.5, 0.5]
-    with pytest.raises(ValueError, match=r"softmax: x\[0\] is inf; entries must be finite or -inf"):
+    with pytest.raises(ValueError, match=r"softmax: x\[0\] is inf; entries must be finite or"):
         softmax([10 ** 400, 1.0])  # an int beyond the float range is +inf, not OverflowError
     with pytest.raises(ValueError, match=r"dot: u\[1\] is -inf; entries must be finite"):
         dot([1, -Fraction(10 ** 400)], [1, 1])

@@ -132,7 +132,7 @@ def test_softmax_backward_checks_its_arguments():
 
 @pytest.mark.parametrize("x", ALL_VECTORS, ids=lambda x: f"n{len(x)}")
 def test_probabilities_sum_to_one_within_a_few_ulps(x):
-    # sum_i p_i inherits sum_i p_i* (|x_i - m| + E + 6) U = (2 E + 6) U, plus the sum's own rounding
+    # sum_i p_i inherits sum_i p_i* (|x_i - m| + E + 6) U = (2 E + 6) U, plus the sum's rounding
     p_exact = decimal_softmax(x)
     _, mean_gap, _ = _spread(x, p_exact)
     assert abs(math.fsum(softmax(x)) - 1.0) <= (2 * mean_gap + 7) * U
