@@ -47,7 +47,8 @@ def test_all_equals_the_docstring_list_and_every_name_exists(module):
 def test_every_public_callable_has_a_doctest(module):
     for name in module.__all__:
         obj = getattr(module, name)
-        if callable(obj) and not isinstance(obj, type):
+        # main is the command line, pinned by tests/test_report.py instead
+        if callable(obj) and not isinstance(obj, type) and name != "main":
             assert ">>>" in (obj.__doc__ or ""), f"{module.__name__}.{name} has no doctest"
 
 
