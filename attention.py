@@ -175,7 +175,7 @@ class _Rules(NamedTuple):
         """The logits from the raw scores raw[j] = q . k_j (q and K to redo an overflow)."""
         row = [self.scale * s for s in raw]
         if self.bias is not None:
-            row = [v + b for v, b in zip(row, self.bias[i][j0:j0 + len(row)])]
+            row = [v + b for v, b in zip(row, self.bias[i][j0:])]  # zip stops with the row
         if self.mask is not None or self.is_causal:
             row = [v if self.allowed(i, j) else NEG_INF for j, v in enumerate(row, j0)]
         if math.isfinite(sum(row)):  # the common case: no overflow, no mask
@@ -401,7 +401,7 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
     True
     """
     fn = "additive_attention"
-    Q, K, V, rules = _prepare(fn, Q, K, V, mask, None, False, 1.0, same_d_k=False)
+    Q, K, V, rules = _prepare(fn, Q, K, V, mask, None, False, None, same_d_k=False)
     W_q, W_k = _matrix(fn, "W_q", W_q), _matrix(fn, "W_k", W_k)
     w_v = _finite_vector(fn, w_v, "w_v")
     d_a = len(w_v)
@@ -417,8 +417,10 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
 
 # ---------------------------------------------------------- multi-head attention
 
-def _columns(A: Matrix, start: int, stop: int) -> Matrix:
-    return [row[start:stop] for row in A]
+def _split_columns(A: Matrix, h: int) -> List[Matrix]:
+    """The h matrices of A's columns taken in h equal, consecutive slices (one per head)."""
+    w = len(A[0]) // h
+    return [[row[t * w:(t + 1) * w] for row in A] for t in range(h)]
 
 
 def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_V: Matrix,
@@ -444,10 +446,10 @@ def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_
     mask = None if mask is None else _mask(fn, mask, len(X_q), len(X_kv))
     Q, K, V = (_finite_matrix(fn, name, _safe_matmul(X, W)) for name, X, W in
                (("X_q W_Q", X_q, W_Q), ("X_kv W_K", X_kv, W_K), ("X_kv W_V", X_kv, W_V)))
-    d_k, d_v = len(W_Q[0]) // h, len(W_V[0]) // h
+    d_k = len(W_Q[0]) // h  # each head's own d_k, and its own 1/sqrt(d_k)
     rules = _Rules(fn, 1.0 / math.sqrt(d_k), None, mask, _flag(fn, is_causal, "is_causal"))
-    heads = [_attend(_columns(Q, t * d_k, (t + 1) * d_k), _columns(K, t * d_k, (t + 1) * d_k),
-                     _columns(V, t * d_v, (t + 1) * d_v), rules)[2] for t in range(h)]
+    heads = [_attend(Q_t, K_t, V_t, rules)[2] for Q_t, K_t, V_t in
+             zip(*(_split_columns(A, h) for A in (Q, K, V)))]
     concat = [[v for head in heads for v in head[i]] for i in range(len(X_q))]
     return _finite_matrix(fn, "the output", _safe_matmul(concat, W_O))
 
@@ -545,7 +547,7 @@ def _finite_matrix(fn: str, name: str, A: Matrix) -> Matrix:
 
 def _probability_rows(fn: str, P: Matrix) -> None:
     for i, row in enumerate(P):
-        if min(row) < 0.0 or max(row) > 1.0 or abs(math.fsum(row) - 1.0) > 1e-9:
+        if min(row) < 0.0 or abs(math.fsum(row) - 1.0) > 1e-9:  # so no entry exceeds 1
             raise ValueError(f"{fn}: row {i} of P is not a probability vector (entries in "
                              f"[0, 1] summing to 1; P is {_shape(P)}); pass P = softmax of "
                              "the logits")

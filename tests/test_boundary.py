@@ -294,3 +294,84 @@ def test_integer_limits_name_the_limit():
         _integer("f", 5, "n", maximum=4)
     with pytest.raises(ValueError, match="f: n must be at least 1, not 0"):
         _integer("f", 0, "n", minimum=1)
+
+
+# --------------------------------------------- corners found by mutation testing
+
+def test_the_rescaled_dot_product_is_exact_where_the_products_cancel():
+    # (1e200)^2 overflows twice and cancels; the third term survives untouched
+    assert dot([1e200, 1e200, 1.0], [1e200, -1e200, 1e100]) == 1e100
+
+
+def test_only_the_overflowed_entries_of_a_product_are_recomputed():
+    # entry [0][0]: inf - inf directly, 0 in truth; entry [0][1]: a subnormal product that
+    # rescaling the whole row by 2^-665 would flush to zero, so it must stay as computed
+    got = matmul([[1e200, 1e200, 1e-160]], [[1e200, 0.0], [-1e200, 0.0], [0.0, 1e-160]])
+    assert got == [[0.0, 1e-160 * 1e-160]] and got[0][1] > 0.0
+
+
+def test_large_finite_entries_whose_sum_overflows_are_not_an_error():
+    assert matmul([[1e308], [1e308]], [[1.0]]) == [[1e308], [1e308]]
+
+
+def test_single_row_and_single_column_shapes():
+    assert score_gradient([[1.0]], [[3.0]], [[2.0]]) == [[0.0]]  # one key: no gradient
+    assert streaming_attention([[1.0]], [[1.0]], [[5.0]]) == [[5.0]]
+    assert additive_attention([[0.0]], [[1.0]], [[2.0]], [[1.0]], [[1.0]], [1.0]) == [[2.0]]
+    # d_model = 1: W_Q is 1 x 2, two heads of d_k = 1
+    out = multi_head_attention([[1.0]], [[1.0], [2.0]], [[1.0, 2.0]], [[1.0, -1.0]],
+                               [[3.0, 4.0]], [[1.0], [1.0]], 2)
+    head_1 = scaled_dot_product_attention([[1.0]], [[1.0], [2.0]], [[3.0], [6.0]])
+    head_2 = scaled_dot_product_attention([[2.0]], [[-1.0], [-2.0]], [[4.0], [8.0]])
+    assert out == [[head_1[0][0] + head_2[0][0]]]
+
+
+def test_three_heads_each_see_only_their_own_columns():
+    Q6 = [[0.1 * (i + 1) * (c - 2.5) for c in range(6)] for i in range(2)]
+    X = [[1.0 if r == c else 0.0 for c in range(6)] for r in range(6)]  # identity projections
+    W_O = [[1.0 if r == c else 0.0 for c in range(6)] for r in range(6)]
+    out = multi_head_attention(Q6, Q6, X, X, X, W_O, 3)
+    for t in range(3):
+        cols = slice(2 * t, 2 * t + 2)
+        head = scaled_dot_product_attention(*([r[cols] for r in Q6] for _ in range(3)))
+        assert [r[cols] for r in out] == head
+
+
+def test_streaming_recomputes_an_overflow_in_a_later_block():
+    # q . k_1 = 2e400 overflows; scaled by 1e-300 it is 2e100, the logit that wins
+    Q1, K2, V2 = [[1e200, 1e200]], [[1.0, 1.0], [1e200, 1e200]], [[1.0], [7.0]]
+    assert streaming_attention(Q1, K2, V2, scale=1e-300, block_size=1) == [[7.0]]
+    assert scaled_dot_product_attention(Q1, K2, V2, scale=1e-300) == [[7.0]]
+
+
+def test_the_default_block_size_is_64():
+    rng = __import__("random").Random(0)  # blocks of 64 and 65 round differently here
+    Qr = [[rng.gauss(0, 3) for _ in range(3)] for _ in range(2)]
+    Kr = [[rng.gauss(0, 3) for _ in range(3)] for _ in range(150)]
+    Vr = [[rng.gauss(0, 1) for _ in range(4)] for _ in range(150)]
+    assert streaming_attention(Qr, Kr, Vr) == streaming_attention(Qr, Kr, Vr, block_size=64)
+    assert streaming_attention(Qr, Kr, Vr) != streaming_attention(Qr, Kr, Vr, block_size=65)
+
+
+def test_a_gradient_whose_dp_overflows_is_computed_from_rescaled_values():
+    from oracle import decimal_attention_backward, normwise_relative_error
+    # dP = dO V^T = [4e308, -4e308, 4e-300] overflows; the true dS is within range.  The
+    # tiny third value must not set the rescaling: V is divided by its largest entry.
+    Q1, K3, V3, dO = [[1.0]], [[1.0], [0.0], [0.0]], [[1e308], [-1e308], [1e-300]], [[4.0]]
+    got = attention_backward(Q1, K3, V3, dO, scale=1.0)
+    for computed, exact in zip(got, decimal_attention_backward(Q1, K3, V3, dO, 1.0)):
+        assert normwise_relative_error(computed, exact) <= 1e-15
+
+
+def test_bias_messages_say_that_minus_infinity_is_allowed():
+    with pytest.raises(ValueError, match=r"bias\[0\]\[1\] is nan; entries must be finite or -inf"):
+        attention_steps(Q, K, V, bias=[[0.0, NAN, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_probability_rows_are_checked_to_within_1e_9():
+    assert score_gradient([[0.5, 0.5 + 0.5e-9]], [[1.0], [0.0]], [[1.0]])  # within 1e-9
+    with pytest.raises(ValueError, match="score_gradient: row 0 of P is not a probability"):
+        score_gradient([[0.5, 0.5 + 1.5e-9]], [[1.0], [0.0]], [[1.0]])
+    with pytest.raises(ValueError, match="softmax_backward: p sums to"):
+        softmax_backward([0.5, 0.5 + 1.5e-9], [1.0, 0.0])
+    assert softmax_backward([0.5, 0.5 + 0.5e-9], [1.0, 0.0])
