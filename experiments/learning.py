@@ -37,7 +37,7 @@ Public functions:
 Run (from any directory; standard library only, Python 3.9 to 3.13):
 
     python3 experiments/learning.py                  # SGD, held-out seeds 100-102
-    python3 experiments/learning.py --seeds 10 --optimizer both    # the README's table
+    python3 experiments/learning.py --seeds 10 --optimizer both    # the full table
     python3 experiments/learning.py --sweep --optimizer both       # redo the rate search
 
 >>> run = train(100, 16, scaled=True, optimizer="sgd", lr=tuned_rate("sgd", "fixed", 16, True))
