@@ -50,7 +50,7 @@ mutated; NumPy arrays are read through .tolist() and numpy ints and bools are
 accepted where ints and bools are.
 """
 
-import math  # sqrt, exp, tanh, fsum, isfinite, frexp, ldexp
+import math  # sqrt, exp, tanh, fsum, isfinite, ldexp, sumprod (3.12+)
 import operator  # mul, for the dot-product fallback
 from itertools import chain  # every entry of a matrix, row after row
 from typing import List, NamedTuple, Optional, Sequence

@@ -40,7 +40,7 @@ function that was called.  Arguments are never mutated.  A NumPy array is
 read through its .tolist().
 """
 
-import math  # exp, log1p, fsum, isfinite, ldexp, frexp
+import math  # exp, log, log1p, fsum, isfinite, frexp, ldexp, copysign
 import operator  # index: any integral type (numpy's included) where an int is needed
 from numbers import Real  # what counts as a real number here
 from typing import List, NamedTuple, Optional, Sequence, Tuple
