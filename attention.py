@@ -511,7 +511,7 @@ def additive_attention_cost(n: int, m: int, d_a: int, d_v: int) -> Cost:
 # ---------------------------------------------------------------- validation
 
 def _shape(A: Matrix) -> str:
-    return f"{len(A)}x{len(A[0]) if A else 0}"
+    return f"{len(A)}x{len(A[0])}"  # A is never empty: every matrix is checked first
 
 
 def _matrix(fn: str, name: str, A, *, allow_neg_inf: bool = False) -> Matrix:
