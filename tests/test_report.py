@@ -253,3 +253,13 @@ def test_head_minus_one_in_a_shell_prints_no_traceback():
                            shell=True, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert shell.stdout.startswith("The sqrt(d_k)") and shell.stdout.count("\n") == 1
     assert "Traceback" not in shell.stderr and shell.stderr == ""
+
+
+def test_the_d_k_64_sentence_quotes_the_d_k_64_row_whatever_the_order(capsys):
+    stats.main(["--samples", "20", "--trials", "3", "--dk", "64,16", "--seed", "1"])
+    out = capsys.readouterr().out.splitlines()
+    row = next(line.split() for line in out if line.split()[:1] == ["64"]
+               and len(line.split()) == 5)
+    sentence = " ".join(line for line in out if line.startswith("   At d_k = 64")
+                        or line.startswith("   it is "))
+    assert f"median ||dQ|| {float(row[3]):.2f} unscaled" in sentence, (row, sentence)

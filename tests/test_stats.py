@@ -985,3 +985,40 @@ def test_random_trials_count_their_draws_exactly():
         random_trials(64, trials=8170)  # 8170 (64 + 16 * 64 + 16 * 8 + 8) = 10000080
     with pytest.raises(ValueError, match=r"saturation_stats: this call would draw 10000040 "):
         saturation_stats(2, m=3, trials=250001)  # 250001 (2 + 3 * 2 + 3 * 8 + 8) = 10000040
+
+
+# ------------------------------------------- corners found by mutation testing
+
+def test_variance_overflow_is_decided_by_the_exponent_of_the_scaled_result():
+    data = [0.5, -0.5, 0.5, -0.5, 0.0]  # with ddof = 4 the variance is exactly 1.0
+    assert stats.variance([2.0 ** 510 * v for v in data], ddof=4) == 2.0 ** 1020
+    with pytest.raises(ValueError, match="variance: the result, about 2\\^1025, is beyond"):
+        stats.variance([2.0 ** 512 * v for v in data], ddof=4)  # exactly 2^1024: too large
+    assert stats.variance([2.0 ** 600, 2.0 ** 600]) == 0.0  # zero, however large the data
+
+
+class _ArrayLike:
+    """Not a Sequence, but with tolist(), as a NumPy array is."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def tolist(self):
+        return list(self.values)
+
+
+def test_exact_moments_read_an_array_through_tolist_and_pool_repeated_values():
+    assert stats.exact_dot_product_moments(3, _ArrayLike([-1, 1])) == (0, 3)
+    # 1 appears twice: P(1) = 2/3; the convolution must pool the two weights
+    for d_k in (1, 2, 3):
+        assert stats._convolution_moments(d_k, [1, 1, -1]) == \
+            stats.exact_dot_product_moments(d_k, [1, 1, -1])
+
+
+def test_layer_norm_with_a_zero_deviation():
+    a = math.sqrt(1.5)  # deviations -1, 0, 1 over the std sqrt(2/3)
+    assert stats.layer_norm([1.0, 2.0, 3.0]) == [-a, 0.0, a]
+
+
+def test_entropy_ignores_masked_keys():
+    assert stats.softmax_entropy([0.0, 0.0, -math.inf]) == math.log(2)
