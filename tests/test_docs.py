@@ -333,9 +333,13 @@ def test_the_readme_is_a_front_page_with_the_two_commands():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         text = f.read()
     assert len(text.splitlines()) <= 120
-    assert "    python3 stats.py\n" in text
-    assert ("    python3 -m venv .venv && .venv/bin/python -m pip install -q pytest"
-            " && .venv/bin/python -m pytest\n") in text
+    test_command = ("python3 -m venv .venv && .venv/bin/python -m pip install -q pytest"
+                    " && .venv/bin/python -m pytest")
+    # both commands in one code block, the tests exactly as .ci/run runs them
+    block = text.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert block.startswith("python3 stats.py ") and f"\n{test_command}\n" in block
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
+        assert f"\n{test_command}\n" in f.read()
     for name in build.FIGURES:  # every figure drawn is shown (learning.svg once it exists)
         assert f"docs/figures/{name}" in text or not os.path.exists(
             os.path.join(FIGURES_DIR, name))
