@@ -1,18 +1,21 @@
 """Scaled dot-product attention on plain lists, with every intermediate step visible.
 
-    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V      ("Attention Is All You Need",
+                                                            Vaswani et al., 2017, eq. 1)
 
-Row convention (stated once, used everywhere): a matrix is a list of rows.
+A matrix is a list of rows (stated once, used everywhere).
 
 Glossary:
     Q        queries, n x d_k (one row per query)
     K        keys,    m x d_k (one row per key)
     V        values,  m x d_v
     scores   Q K^T, n x m: scores[i][j] = q_i . k_j
-    scale    1 / sqrt(d_k) unless given; scale = 1.0 is unscaled attention
-    S        the logits fed to softmax: scale * scores + bias, -inf where masked
-    P        weights = softmax of each row of S, n x m
-    O        output = P V, n x d_v
+    c        the scale: 1 / sqrt(d_k) unless given; c = 1 is unscaled attention
+    B        the bias, n x m, with -inf where mask or is_causal forbids a key (zero bias if
+             none is given); a row of B that is -inf everywhere is an error
+    S        the logits c Q K^T + B fed to softmax, n x m
+    P        the weights, softmax of each row of S, n x m
+    O        the output P V, n x d_v
     dO       an upstream gradient dL/dO, n x d_v
 
 Public API (`__all__`):
@@ -20,19 +23,20 @@ Public API (`__all__`):
     dot, transpose, matmul              the linear algebra, on lists of rows
     attention_steps(Q, K, V, ...)       AttentionSteps(scale, scores, scaled_scores, weights,
                                         output)
-    scaled_dot_product_attention(...)   the output matrix only
+    scaled_dot_product_attention(...)   the output O only
+    causal_mask(n, m, align=...)        the bool mask of causal attention, either alignment
     attention_backward(Q, K, V, dO, ...) AttentionGrads(dQ, dK, dV)
-    score_gradient(P, V, dO)            dL/dS, the gradient reaching the logits
-    streaming_attention(Q, K, V, ...)   the same output in one pass over key blocks
-    additive_attention(Q, K, V, W_q, W_k, w_v)   Bahdanau's score w_v . tanh(W_q q + W_k k)
+    score_gradient(P, V, dO)            dL/dS, the gradient that reaches the logits
+    streaming_attention(Q, K, V, ...)   the same output in one pass over blocks of keys
     multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads)
+    additive_attention(Q, K, V, W_q, W_k, w_v)   Bahdanau's score w_v . tanh(W_q q + W_k k)
     Cost, dot_product_attention_cost, additive_attention_cost   operation counts
     AttentionSteps, AttentionGrads      the named tuples returned above
 
-Masks follow PyTorch's F.scaled_dot_product_attention and JAX: `mask[i][j]` is
-True when query i may attend to key j; `is_causal=True` allows j <= i (top-left
-aligned); `bias` is added to the scaled scores.  Masked logits are -inf, so
-their weight is exactly 0.
+Masks follow PyTorch's F.scaled_dot_product_attention and JAX: mask[i][j] is True when
+query i may attend to key j.  is_causal=True allows j <= i (aligned top-left, as both
+frameworks do); causal_mask(n, m, align="bottom-right") gives the alignment of
+FlashAttention 2.1+ and of decoding with a cache.  bias is added to the scaled scores.
 
 >>> Q = [[1.0, 0.0]]
 >>> K = [[1.0, 0.0], [0.0, 1.0]]
@@ -40,220 +44,40 @@ their weight is exactly 0.
 >>> [round(o, 4) for o in scaled_dot_product_attention(Q, K, V)[0]]
 [6.6976, 3.3024]
 
-Exceptions: ValueError for wrong shapes or values (ragged rows, empty
-matrices, NaN or inf, a query left with nothing to attend to, a result beyond
-the float range); TypeError for the wrong kind of thing (a string, None, a
-non-bool mask entry, a float where an int is needed).  Each message names the
-function, the rule and the shapes.  Zero queries (n = 0) are an error too: a
-matrix with no rows carries no d_k to check against K.  Arguments are never
-mutated; NumPy arrays are read through .tolist() and numpy ints and bools are
-accepted where ints and bools are.
+Exceptions: ValueError for wrong shapes or values (ragged rows, empty matrices, NaN or
+inf, a query left with nothing to attend to, entries so large that a result could leave
+the float range); TypeError for the wrong kind of thing (a string, None, a mask entry
+that is not a bool, a float where an int is needed).  Each message names the function,
+the rule and the shapes.  Arguments are never mutated; NumPy arrays are read through
+.tolist(), NumPy integers through operator.index.
 """
 
-import math  # sqrt, exp, tanh, fsum, isfinite, ldexp, sumprod (3.12+)
-import operator  # mul, for the dot-product fallback
+import math  # sqrt, fsum, exp, tanh, inf
+import operator  # mul: the products of the one dot product
 from itertools import chain  # every entry of a matrix, row after row
 from typing import List, NamedTuple, Optional, Sequence
 
-from softmax import (EMPTY, NEG_INF, Normalizer, _exponent, _finite_vector, _integer, _is_bool,
-                     _ldexp, _online_merge, _real, _rescale_factors, _sequence, _softmax,
-                     _softmax_backward, _vector)
+from softmax import (EMPTY, Normalizer, as_int, as_list, as_matrix, as_vector,
+                     online_merge, rescale_factors, softmax, softmax_backward)
 
 __all__ = ["dot", "transpose", "matmul", "AttentionSteps", "attention_steps",
-           "scaled_dot_product_attention", "AttentionGrads", "attention_backward",
-           "score_gradient", "streaming_attention", "additive_attention",
-           "multi_head_attention", "Cost", "dot_product_attention_cost",
+           "scaled_dot_product_attention", "causal_mask", "AttentionGrads",
+           "attention_backward", "score_gradient", "streaming_attention",
+           "multi_head_attention", "additive_attention", "Cost", "dot_product_attention_cost",
            "additive_attention_cost"]
 
 Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
-BoolMatrix = List[List[bool]]  # a mask: True where attention is allowed
 
-
-# ------------------------------------------------------------ linear algebra
-
-# _dots(u, rows) = [u . r for r in rows] is the one inner loop of every product
-# below; it is written twice only so that each version runs its loop in C.
-if hasattr(math, "sumprod"):  # Python 3.12+: sumprod, with extended precision
-    def _dots(u: Vector, rows: Matrix) -> Vector:
-        return [math.sumprod(u, r) for r in rows]
-else:  # older Pythons: the same sum of products, with ordinary float rounding
-    def _dots(u: Vector, rows: Matrix) -> Vector:
-        return [sum(map(operator.mul, u, r)) for r in rows]
-
-
-def _transpose(A: Matrix) -> Matrix:
-    return [list(column) for column in zip(*A)]
-
-
-def _matmul(A: Matrix, B: Matrix) -> Matrix:
-    B_columns = _transpose(B)
-    return [_dots(row, B_columns) for row in A]
-
-
-def _rescaled_dot(u: Vector, v: Vector, c: float = 1.0) -> float:
-    """c (u . v) when the direct sum overflowed: c ((u / 2^a) . (v / 2^b)) times 2^(a + b).
-
-    Dividing by a power of two is exact, so this is as accurate as the direct
-    sum; it is +-inf only when the true value is beyond the float range.
-    """
-    a, b = _exponent(u), _exponent(v)
-    s = _dots([math.ldexp(x, -a) for x in u], [[math.ldexp(y, -b) for y in v]])[0]
-    return _ldexp(c * s, a + b)
-
-
-def _safe_matmul(A: Matrix, B: Matrix) -> Matrix:
-    """A B, with any entry whose direct sum overflowed recomputed by _rescaled_dot."""
-    C = _matmul(A, B)
-    if math.isfinite(sum(map(sum, C))):  # plain sums: inf or NaN propagate, never raise
-        return C
-    B_columns = _transpose(B)
-    return [[c if math.isfinite(c) else _rescaled_dot(a, b) for c, b in zip(row, B_columns)]
-            for a, row in zip(A, C)]
-
-
-def dot(u: Sequence[float], v: Sequence[float]) -> float:
-    """Return u . v = u_1 v_1 + ... + u_d v_d.
-
-    >>> dot([1, 2, 3], [4, 5, 6])
-    32.0
-    >>> dot([1e200, 1e200], [1e200, -1e200])  # the products overflow, the sum does not
-    0.0
-    """
-    u, v = _finite_vector("dot", u, "u"), _finite_vector("dot", v, "v")
-    if len(u) != len(v):
-        raise ValueError(f"dot: u has length {len(u)} but v has length {len(v)}")
-    return _finite_matrix("dot", "u . v", _safe_matmul([u], [[x] for x in v]))[0][0]
-
-
-def transpose(A: Matrix) -> Matrix:
-    """Return A^T, with (A^T)[j][i] = A[i][j]; r x c -> c x r.
-
-    >>> transpose([[1, 2, 3], [4, 5, 6]])
-    [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
-    """
-    return _transpose(_matrix("transpose", "A", A))
-
-
-def matmul(A: Matrix, B: Matrix) -> Matrix:
-    """Return A B, with (A B)[i][j] = sum_t A[i][t] B[t][j]; r x c times c x s -> r x s.
-
-    >>> matmul([[1, 2], [3, 4]], [[5], [6]])
-    [[17.0], [39.0]]
-    """
-    A, B = _matrix("matmul", "A", A), _matrix("matmul", "B", B)
-    if len(A[0]) != len(B):
-        raise ValueError(f"matmul: A is {_shape(A)} and B is {_shape(B)}; "
-                         f"A needs as many columns as B has rows")
-    return _finite_matrix("matmul", "A B", _safe_matmul(A, B))
-
-
-# ------------------------------------------------------ scaled dot-product attention
 
 class AttentionSteps(NamedTuple):
-    """Every intermediate of softmax(scale * Q K^T + bias, masked) V."""
-    scale: float  # the factor applied to Q K^T
+    """Every intermediate of softmax(c Q K^T + B) V."""
+    scale: float  # c, the factor applied to Q K^T
     scores: Matrix  # Q K^T, n x m
-    scaled_scores: Matrix  # S = scale * scores + bias, -inf where masked, n x m
+    scaled_scores: Matrix  # S = c Q K^T + B, -inf where masked, n x m
     weights: Matrix  # P = softmax of each row of S, n x m
     output: Matrix  # O = P V, n x d_v
 
-
-class _Rules(NamedTuple):
-    """How raw scores become logits: scale, then bias, then mask (-inf); checked input."""
-    fn: str
-    scale: float
-    bias: Optional[Matrix]  # n x m, finite or -inf
-    mask: Optional[BoolMatrix]  # n x m
-    is_causal: bool
-
-    def logits(self, i: int, q: Vector, K: Matrix, j0: int = 0) -> Vector:
-        """Return S[i][j0:j0+len(K)] = scale * (q . k_j) + bias, -inf where j is not allowed."""
-        return self.finish(i, _dots(q, K), q, K, j0)
-
-    def finish(self, i: int, raw: Vector, q: Vector, K: Matrix, j0: int = 0) -> Vector:
-        """The logits from the raw scores raw[j] = q . k_j (q and K to redo an overflow)."""
-        row = [self.scale * s for s in raw]
-        if self.bias is not None:
-            row = [v + b for v, b in zip(row, self.bias[i][j0:])]  # zip stops with the row
-        if self.mask is not None or self.is_causal:
-            row = [v if self.allowed(i, j) else NEG_INF for j, v in enumerate(row, j0)]
-        if math.isfinite(sum(row)):  # the common case: no overflow, no mask
-            return row
-        return self._checked(i, q, K, j0, row)
-
-    def _checked(self, i: int, q: Vector, K: Matrix, j0: int, row: Vector) -> Vector:
-        """Recompute overflowed entries scale-first; ValueError if a logit is beyond range."""
-        for j, (k, v) in enumerate(zip(K, row), j0):
-            if not v < math.inf and self.allowed(i, j):  # +inf or NaN where it counts
-                b = 0.0 if self.bias is None else self.bias[i][j]
-                v = NEG_INF if b == NEG_INF else b + _rescaled_dot(q, k, self.scale)
-                if not v < math.inf:
-                    raise ValueError(f"{self.fn}: logit S[{i}][{j}] = scale * q_{i} . k_{j} "
-                                     "+ bias is beyond the float range (entries of Q and K "
-                                     "are too large)")
-                row[j - j0] = v
-        return row
-
-    def allowed(self, i: int, j: int) -> bool:
-        causal_ok = j <= i or not self.is_causal
-        return causal_ok and (self.mask is None or self.mask[i][j])
-
-    def nothing_to_attend(self, i: int, m: int) -> ValueError:
-        return ValueError(f"{self.fn}: query row {i} has nothing to attend to: every one of "
-                          f"its {m} logits is -inf after mask, is_causal and bias")
-
-
-def _row_softmax(rules: _Rules, logits: Matrix) -> Matrix:
-    """P = softmax of each row of the logits, after checking each row has a finite entry."""
-    for i, row in enumerate(logits):
-        if max(row) == NEG_INF:  # a uniform row or NaN would both be silent lies
-            raise rules.nothing_to_attend(i, len(row))
-    return [_softmax(row) for row in logits]
-
-
-def _attend(Q: Matrix, K: Matrix, V: Matrix, rules: _Rules):
-    """(S, P, O): the logits, the weights P = softmax(S) and the output O = P V."""
-    S = [rules.logits(i, q, K) for i, q in enumerate(Q)]  # n x m
-    P = _row_softmax(rules, S)
-    return S, P, _matmul(P, V)  # each output row: sum_j p_ij v_j, a convex combination
-
-
-def attention_steps(Q: Matrix, K: Matrix, V: Matrix, mask: Optional[BoolMatrix] = None, *,
-                    bias: Optional[Matrix] = None, is_causal: bool = False,
-                    scale: Optional[float] = None) -> AttentionSteps:
-    """Return every step of Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
-
-    scores = Q K^T;  S = scale * scores + bias, -inf where masked;
-    P = softmax(S) row by row;  output = P V.
-    Shapes: Q n x d_k, K m x d_k, V m x d_v; scores, S, P n x m; output n x d_v.
-
-    >>> steps = attention_steps([[1.0, 1.0]], [[1.0, 1.0], [1.0, -1.0]], [[1.0], [0.0]])
-    >>> steps.scores, round(steps.scale, 6), [round(p, 4) for p in steps.weights[0]]
-    ([[2.0, 0.0]], 0.707107, [0.8044, 0.1956])
-    """
-    fn = "attention_steps"
-    Q, K, V, rules = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
-    scores = _finite_matrix(fn, "the raw scores Q K^T", _safe_matmul(Q, _transpose(K)))
-    S = [rules.finish(i, raw, q, K) for i, (raw, q) in enumerate(zip(scores, Q))]
-    P = _row_softmax(rules, S)
-    return AttentionSteps(rules.scale, scores, S, P, _matmul(P, V))
-
-
-def scaled_dot_product_attention(Q: Matrix, K: Matrix, V: Matrix,
-                                 mask: Optional[BoolMatrix] = None, *,
-                                 bias: Optional[Matrix] = None, is_causal: bool = False,
-                                 scale: Optional[float] = None) -> Matrix:
-    """Return softmax(Q K^T / sqrt(d_k) + bias, masked) V; n x d_k, m x d_k, m x d_v -> n x d_v.
-
-    >>> scaled_dot_product_attention([[0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0], [3.0]])
-    [[2.0]]
-    """
-    fn = "scaled_dot_product_attention"
-    return _attend(*_prepare(fn, Q, K, V, mask, bias, is_causal, scale))[2]
-
-
-# ------------------------------------------------------------- backward pass
 
 class AttentionGrads(NamedTuple):
     """Gradients of a scalar loss L with respect to Q, K and V."""
@@ -262,137 +86,269 @@ class AttentionGrads(NamedTuple):
     dV: Matrix  # m x d_v
 
 
-def _score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
-    """dS for checked input: row by row the softmax backward of dP = dO V^T."""
-    dP = _matmul(dO, _transpose(V))  # dL/dP = dO V^T: n x m
-    return [_softmax_backward(p, g) if math.isfinite(sum(map(abs, g)))
-            else _rescaled_score_row(p, V, o) for p, g, o in zip(P, dP, dO)]
+# ------------------------------------------------ the cores (checked input), as derived
 
+def _dots(A: Matrix, B: Matrix) -> Matrix:
+    """A B^T: entry [i][j] is A[i] . B[j] = sum_t A[i][t] B[j][t] (A r x d, B s x d -> r x s).
 
-def _rescaled_score_row(p: Vector, V: Matrix, o: Vector) -> Vector:
-    """One row of dS where dP or the backward overflowed: from o / 2^a and V / 2^b, exactly
-    rescaled (the backward is linear in dP = o V^T)."""
-    a, b = _exponent(o), max(map(_exponent, V))
-    g = _dots([math.ldexp(x, -a) for x in o], [[math.ldexp(y, -b) for y in v] for v in V])
-    return [_ldexp(x, a + b) for x in _softmax_backward(p, g)]
-
-
-def score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
-    """Return dL/dS, row by row dS_i = softmax_backward(P_i, (dO V^T)_i).
-
-    dP = dO V^T is the gradient reaching the weights; the softmax Jacobian of
-    each row carries it to the logits.  Shapes: P n x m, V m x d_v, dO n x d_v -> n x m.
-
-    >>> score_gradient([[0.5, 0.5]], [[1.0], [0.0]], [[1.0]])
-    [[0.25, -0.25]]
+    The project's one dot product.  math.fsum rounds the exact sum of the products once,
+    so every Python gives the same bits (sum() rounds differently from 3.12 on).
     """
-    fn = "score_gradient"
-    P, V, dO = _matrix(fn, "P", P), _matrix(fn, "V", V), _matrix(fn, "dO", dO)
-    if len(P[0]) != len(V) or len(dO) != len(P) or len(dO[0]) != len(V[0]):
-        raise ValueError(f"{fn}: P is {_shape(P)}, V is {_shape(V)} and dO is "
-                         f"{_shape(dO)}; they need P n x m, V m x d_v, dO n x d_v")
-    _probability_rows(fn, P)
-    return _finite_matrix(fn, "dS", _score_gradient(P, V, dO))
+    return [[math.fsum(map(operator.mul, a, b)) for b in B] for a in A]
 
 
-def _backward(Q: Matrix, K: Matrix, V: Matrix, dO: Matrix, rules: _Rules) -> AttentionGrads:
-    """dV = P^T dO;  dS = softmax backward of dO V^T;  dQ = scale dS K;  dK = scale dS^T Q."""
-    P = _row_softmax(rules, [rules.logits(i, q, K) for i, q in enumerate(Q)])
-    dV = _safe_matmul(_transpose(P), dO)
+def _logits(Q: Matrix, K: Matrix, scale: Optional[float], B: Matrix):
+    """(c, Q K^T, S) with S = c Q K^T + B: the scores scaled, then the bias added (n x m).
+
+    c = 1 / sqrt(d_k) unless a scale is given: with independent unit-variance components,
+    Var(q . k) = d_k, so Var(q . k / sqrt(d_k)) = 1 (derivations.md section 1).
+    """
+    c = 1 / math.sqrt(len(K[0])) if scale is None else scale
+    scores = _dots(Q, K)  # scores[i][j] = q_i . k_j
+    return c, scores, [[c * s + b for s, b in zip(row, B_i)] for row, B_i in zip(scores, B)]
+
+
+def _attention(Q: Matrix, K: Matrix, V: Matrix, scale, B: Matrix) -> AttentionSteps:
+    """scores = Q K^T;  S = c scores + B;  P = softmax(S) row by row;  O = P V."""
+    c, scores, S = _logits(Q, K, scale, B)
+    P = [softmax(S_i) for S_i in S]  # the weights: row i, query i's distribution over keys
+    return AttentionSteps(c, scores, S, P, _dots(P, list(zip(*V))))  # zip(*V): V's columns
+
+
+def _score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
+    """dS: row by row, the softmax backward of dP = dO V^T (derivations.md section 4)."""
+    return [softmax_backward(P_i, dP_i) for P_i, dP_i in zip(P, _dots(dO, V))]
+
+
+def _backward(Q: Matrix, K: Matrix, V: Matrix, dO: Matrix, scale: Optional[float],
+              B: Matrix) -> AttentionGrads:
+    """dV = P^T dO;  dS = softmax backward of dO V^T;  dQ = c dS K;  dK = c dS^T Q."""
+    c, _, S = _logits(Q, K, scale, B)
+    P = [softmax(S_i) for S_i in S]  # as in _attention, without the output P V
     dS = _score_gradient(P, V, dO)
-    dQ = [[rules.scale * x for x in row] for row in _safe_matmul(dS, K)]
-    dK = [[rules.scale * x for x in row] for row in _safe_matmul(_transpose(dS), Q)]
-    return AttentionGrads(dQ, dK, dV)
+    dQ = [[c * x for x in row] for row in _dots(dS, list(zip(*K)))]
+    dK = [[c * x for x in row] for row in _dots(list(zip(*dS)), list(zip(*Q)))]
+    return AttentionGrads(dQ, dK, _dots(list(zip(*P)), list(zip(*dO))))
 
 
-def attention_backward(Q: Matrix, K: Matrix, V: Matrix, grad_output: Matrix,
-                       mask: Optional[BoolMatrix] = None, *, bias: Optional[Matrix] = None,
-                       is_causal: bool = False, scale: Optional[float] = None) -> AttentionGrads:
+def _streamed(Q: Matrix, K: Matrix, V: Matrix, scale, B: Matrix, block: int) -> Matrix:
+    """O = P V in one pass over blocks of keys: per query, a running state (m, d) and output
+    o relative to m absorb each block's (m_b, d_b, o_b) with the factors of the online merge
+    (derivations.md section 6).  Only one block of scores per query exists at a time."""
+    states, outputs = [EMPTY] * len(Q), [[0.0] * len(V[0]) for _ in Q]
+    for j in range(0, len(K), block):
+        _, _, S = _logits(Q, K[j:j + block], scale, [B_i[j:j + block] for B_i in B])
+        V_block = list(zip(*V[j:j + block]))  # the block's columns of V
+        for i, S_i in enumerate(S):
+            m_b = max(S_i)  # -inf when the mask hides the whole block from query i
+            e = [math.exp(s - m_b) if m_b > -math.inf else 0.0 for s in S_i]
+            block_state = Normalizer(m_b, math.fsum(e))  # d_b >= 1, or the empty (-inf, 0)
+            _, r, r_b = rescale_factors(states[i], block_state)
+            o_b = _dots([e], V_block)[0]  # sum_j e^(S_ij - m_b) v_j
+            outputs[i] = [r * o + r_b * o_block for o, o_block in zip(outputs[i], o_b)]
+            states[i] = online_merge(states[i], block_state)
+    return [[o / state.d for o in o_i] for o_i, state in zip(outputs, states)]
+
+
+def _heads(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_V: Matrix, W_O: Matrix,
+           h: int, B: Matrix) -> Matrix:
+    """Concat(head_1, ..., head_h) W_O, head_t = Attention(X_q W_Q^t, X_kv W_K^t, X_kv W_V^t),
+    each W^t a consecutive slice of 1/h of the columns; each head uses its own 1/sqrt(d_k)."""
+    Q, K, V = (_dots(X, list(zip(*W))) for X, W in ((X_q, W_Q), (X_kv, W_K), (X_kv, W_V)))
+    heads = [_attention(*(_columns(A, t, h) for A in (Q, K, V)), None, B).output
+             for t in range(h)]
+    return _dots([list(chain(*rows)) for rows in zip(*heads)], list(zip(*W_O)))
+
+
+def _columns(A: Matrix, t: int, h: int) -> Matrix:
+    """The t-th of h equal, consecutive slices of A's columns."""
+    w = len(A[0]) // h
+    return [row[t * w:(t + 1) * w] for row in A]
+
+
+def _additive_scores(Q: Matrix, K: Matrix, W_q: Matrix, W_k: Matrix, w_v: Vector) -> Matrix:
+    """e_ij = w_v . tanh(W_q q_i + W_k k_j) (n x m): Bahdanau's score, no scale in it."""
+    A, C = _dots(Q, W_q), _dots(K, W_k)  # rows W_q q_i (n x d_a) and W_k k_j (m x d_a)
+    return [_dots([w_v], [[math.tanh(a + c) for a, c in zip(a_i, c_j)] for c_j in C])[0]
+            for a_i in A]
+
+
+# ---------------------------------------------------------------- the public functions
+
+def dot(u: Sequence[float], v: Sequence[float]) -> float:
+    """Return u . v = u_1 v_1 + ... + u_d v_d, correctly rounded.
+
+    >>> dot([1, 2, 3], [4, 5, 6]), dot([1e16, 1.0, -1e16], [1.0, 1.0, 1.0])
+    (32.0, 1.0)
+    """
+    u, v = as_vector("dot", u, "u"), as_vector("dot", v, "v")
+    if len(u) != len(v):
+        raise ValueError(f"dot: u has length {len(u)} but v has length {len(v)}")
+    return _dots([u], [v])[0][0]  # finite: d terms of at most LIMIT^2 each
+
+
+def transpose(A: Matrix) -> Matrix:
+    """Return A^T, with (A^T)[j][i] = A[i][j]; r x c -> c x r.
+
+    >>> transpose([[1, 2, 3], [4, 5, 6]])
+    [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    """
+    return [list(column) for column in zip(*as_matrix("transpose", A, "A"))]
+
+
+def matmul(A: Matrix, B: Matrix) -> Matrix:
+    """Return A B, with (A B)[i][j] = sum_t A[i][t] B[t][j]; r x c times c x s -> r x s.
+
+    >>> matmul([[1, 2], [3, 4]], [[5], [6]])
+    [[17.0], [39.0]]
+    """
+    A, B = as_matrix("matmul", A, "A"), as_matrix("matmul", B, "B")
+    if len(A[0]) != len(B):
+        raise ValueError(f"matmul: A is {_shape(A)} and B is {_shape(B)}; A needs as many "
+                         "columns as B has rows")
+    return _dots(A, list(zip(*B)))  # row i of A against each column of B
+
+
+def attention_steps(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
+                    is_causal: bool = False, scale: Optional[float] = None) -> AttentionSteps:
+    """Return every step of Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
+
+    scores = Q K^T;  S = c scores + bias, -inf where masked;  P = softmax(S) row by row;
+    output = P V.  Shapes: Q n x d_k, K m x d_k, V m x d_v; scores, S, P n x m; output
+    n x d_v.
+
+    >>> steps = attention_steps([[1.0, 1.0]], [[1.0, 1.0], [1.0, -1.0]], [[1.0], [0.0]])
+    >>> steps.scores, round(steps.scale, 6), [round(p, 4) for p in steps.weights[0]]
+    ([[2.0, 0.0]], 0.707107, [0.8044, 0.1956])
+    """
+    return _attention(*_inputs("attention_steps", Q, K, V, mask, bias, is_causal, scale))
+
+
+def scaled_dot_product_attention(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
+                                 is_causal: bool = False, scale: Optional[float] = None):
+    """Return O = softmax(Q K^T / sqrt(d_k) + bias, masked) V.
+
+    Shapes: Q n x d_k, K m x d_k, V m x d_v -> n x d_v; mask and bias n x m.
+
+    >>> scaled_dot_product_attention([[0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0], [3.0]])
+    [[2.0]]
+    """
+    fn = "scaled_dot_product_attention"
+    return _attention(*_inputs(fn, Q, K, V, mask, bias, is_causal, scale)).output
+
+
+def causal_mask(n: int, m: int, *, align: str = "top-left") -> List[List[bool]]:
+    """Return the n x m mask of causal attention: query i may attend to key j when
+    j <= i (align="top-left": PyTorch's is_causal, JAX) or j <= i + m - n
+    (align="bottom-right": FlashAttention 2.1+, and the last n queries of a sequence
+    decoding against m cached keys).  The two agree when n = m.
+
+    >>> causal_mask(2, 3), causal_mask(2, 3, align="bottom-right")
+    ([[True, False, False], [True, True, False]], [[True, True, False], [True, True, True]])
+    """
+    fn = "causal_mask"
+    n, m = as_int(fn, n, "n"), as_int(fn, m, "m")
+    if align not in ("top-left", "bottom-right"):
+        raise ValueError(f"{fn}: align must be 'top-left' or 'bottom-right', not {align!r}")
+    shift = m - n if align == "bottom-right" else 0
+    return [[j <= i + shift for j in range(m)] for i in range(n)]
+
+
+def attention_backward(Q: Matrix, K: Matrix, V: Matrix, grad_output: Matrix, mask=None, *,
+                       bias=None, is_causal: bool = False,
+                       scale: Optional[float] = None) -> AttentionGrads:
     """Return (dQ, dK, dV) for a loss L with dL/dO = grad_output.
 
-    dV = P^T dO;  dS = softmax_backward of each row of dO V^T;
-    dQ = scale * dS K;  dK = scale * dS^T Q.
-    Shapes: grad_output n x d_v -> dQ n x d_k, dK m x d_k, dV m x d_v.
+    dV = P^T dO;  dS = softmax_backward of each row of dP = dO V^T;  dQ = c dS K;
+    dK = c dS^T Q.  Shapes: grad_output n x d_v -> dQ n x d_k, dK m x d_k, dV m x d_v.
 
     >>> g = attention_backward([[1.0]], [[1.0], [-1.0]], [[1.0], [0.0]], [[1.0]], scale=1.0)
     >>> [[round(v, 4) for v in row] for row in g.dQ], [[round(v, 4) for v in row] for row in g.dV]
     ([[0.21]], [[0.8808], [0.1192]])
     """
     fn = "attention_backward"
-    Q, K, V, rules = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
-    dO = _matrix(fn, "grad_output", grad_output)
+    Q, K, V, scale, B = _inputs(fn, Q, K, V, mask, bias, is_causal, scale)
+    dO = as_matrix(fn, grad_output, "grad_output")
     if len(dO) != len(Q) or len(dO[0]) != len(V[0]):
         raise ValueError(f"{fn}: grad_output is {_shape(dO)} but the output is "
                          f"{len(Q)}x{len(V[0])} (Q is {_shape(Q)}, V is {_shape(V)})")
-    grads = _backward(Q, K, V, dO, rules)
-    return AttentionGrads(*(_finite_matrix(fn, name, G) for name, G in zip(grads._fields, grads)))
+    return _backward(Q, K, V, dO, scale, B)  # finite: sums of products of four entries
 
 
-# ----------------------------------------------------- streaming (online softmax)
+def score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
+    """Return dL/dS, row by row dS_i = softmax_backward(P_i, (dO V^T)_i).
 
-def _block_partial(logits: Vector, V_block_columns: Matrix):
-    """Return (Normalizer(m_b, d_b), o_b) for one block: o_b = sum_j e^(S_j - m_b) v_j."""
-    m_b = max(logits)
-    if m_b == NEG_INF:  # every key of this block is masked for this query
-        return EMPTY, [0.0] * len(V_block_columns)
-    w = [math.exp(s - m_b) for s in logits]
-    return Normalizer(m_b, math.fsum(w)), _dots(w, V_block_columns)
+    dP = dO V^T is the gradient that reaches the weights; the softmax Jacobian of each row
+    carries it to the logits.  Shapes: P n x m, V m x d_v, dO n x d_v -> n x m.
 
-
-def _stream(Q: Matrix, K: Matrix, V: Matrix, rules: _Rules, block_size: int) -> Matrix:
-    states = [EMPTY] * len(Q)
-    outputs = [[0.0] * len(V[0]) for _ in Q]
-    for j0 in range(0, len(K), block_size):
-        K_block, V_block_columns = K[j0:j0 + block_size], _transpose(V[j0:j0 + block_size])
-        for i, q in enumerate(Q):
-            block, o_block = _block_partial(rules.logits(i, q, K_block, j0), V_block_columns)
-            _, a, b = _rescale_factors(states[i], block)
-            outputs[i] = [a * o + b * o_b for o, o_b in zip(outputs[i], o_block)]
-            states[i] = _online_merge(states[i], block)
-    for i, state in enumerate(states):
-        if state.m == NEG_INF:
-            raise rules.nothing_to_attend(i, len(K))
-    return [[o / state.d for o in row] for row, state in zip(outputs, states)]
+    >>> score_gradient([[0.5, 0.5]], [[1.0], [0.0]], [[1.0]])
+    [[0.25, -0.25]]
+    """
+    fn = "score_gradient"
+    P, V, dO = as_matrix(fn, P, "P"), as_matrix(fn, V, "V"), as_matrix(fn, dO, "dO")
+    if len(P[0]) != len(V) or len(dO) != len(P) or len(dO[0]) != len(V[0]):
+        raise ValueError(f"{fn}: P is {_shape(P)}, V is {_shape(V)} and dO is {_shape(dO)}; "
+                         "they must be P n x m, V m x d_v, dO n x d_v")
+    for i, P_i in enumerate(P):  # softmax_backward checks this too, but names itself
+        if min(P_i) < 0.0 or abs(math.fsum(P_i) - 1.0) > 1e-9:
+            raise ValueError(f"{fn}: row {i} of P is not a probability vector (entries in "
+                             f"[0, 1] summing to 1; P is {_shape(P)}); pass P = softmax(S)")
+    return _score_gradient(P, V, dO)
 
 
-def streaming_attention(Q: Matrix, K: Matrix, V: Matrix, mask: Optional[BoolMatrix] = None, *,
-                        bias: Optional[Matrix] = None, is_causal: bool = False,
-                        scale: Optional[float] = None, block_size: int = 64) -> Matrix:
+def streaming_attention(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
+                        is_causal: bool = False, scale: Optional[float] = None,
+                        block_size: int = 64) -> Matrix:
     """Return the same P V as scaled_dot_product_attention, in one pass over key blocks.
 
-    For each query the running state (m, d) and the running output o (both
-    relative to the running max m) absorb one block at a time:
-        m' = max(m, m_b),  d' = d e^(m - m') + d_b e^(m_b - m'),
-        o' = o e^(m - m') + o_b e^(m_b - m'),   and finally output = o / d.
-    Only block_size scores per query exist at once, never a row of m.
-    Shapes: as scaled_dot_product_attention.
+    Per query, a running state (m, d) and output o (relative to m) absorb one block at
+    a time:  m' = max(m, m_b),  d' = d e^(m - m') + d_b e^(m_b - m'),
+    o' = o e^(m - m') + o_b e^(m_b - m');  finally O = o / d.  Only block_size scores per
+    query exist at once, never a row of m.  Shapes: as scaled_dot_product_attention.
 
     >>> streaming_attention([[0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0], [3.0]], block_size=1)
     [[2.0]]
     """
     fn = "streaming_attention"
-    inputs = _prepare(fn, Q, K, V, mask, bias, is_causal, scale)
-    return _stream(*inputs, _integer(fn, block_size, "block_size", minimum=1))
+    inputs = _inputs(fn, Q, K, V, mask, bias, is_causal, scale)
+    return _streamed(*inputs, as_int(fn, block_size, "block_size"))
 
 
-# ---------------------------------------------------------- additive attention
+def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_V: Matrix,
+                         W_O: Matrix, num_heads: int, mask=None, *,
+                         is_causal: bool = False) -> Matrix:
+    """Return MultiHead = Concat(head_1, ..., head_h) W_O,
+    head_t = Attention(X_q W_Q^t, X_kv W_K^t, X_kv W_V^t), W^t the t-th slice of columns.
 
-def _additive_scores(Q: Matrix, K: Matrix, W_q: Matrix, W_k: Matrix, w_v: Vector) -> Matrix:
-    """e_ij = w_v . tanh(W_q q_i + W_k k_j), n x m."""
-    A = _matmul(Q, _transpose(W_q))  # row i: W_q q_i, n x d_a
-    B = _matmul(K, _transpose(W_k))  # row j: W_k k_j, m x d_a
-    return [_dots(w_v, [[math.tanh(a + b) for a, b in zip(a_i, b_j)] for b_j in B])
-            for a_i in A]
+    Each head sees d_k = (columns of W_Q) / h and is scaled by its own 1/sqrt(d_k).  Shapes:
+    X_q n x d_model, X_kv m x d_model, W_Q and W_K d_model x h d_k, W_V d_model x h d_v,
+    W_O h d_v x d_out -> n x d_out.
+
+    >>> I = [[1.0, 0.0], [0.0, 1.0]]
+    >>> multi_head_attention([[1.0, 1.0]], [[1.0, 1.0]], I, I, I, I, num_heads=2)
+    [[1.0, 1.0]]
+    """
+    fn = "multi_head_attention"
+    h = as_int(fn, num_heads, "num_heads")
+    W_Q, W_K, W_V, W_O = (as_matrix(fn, W, name) for W, name in
+                          ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")))
+    X_q, X_kv, _, _, B = _inputs(fn, X_q, X_kv, X_kv, mask, None, is_causal, None)
+    rows, columns = [len(W) for W in (W_Q, W_K, W_V, W_O)], [len(W[0]) for W in (W_Q, W_K, W_V)]
+    if rows[:3] != [len(X_q[0])] * 3 or columns[1] != columns[0] or rows[3] != columns[2] \
+            or columns[0] % h or columns[2] % h:
+        raise ValueError(f"{fn}: need W_Q, W_K d_model x h d_k, W_V d_model x h d_v and W_O "
+                         f"h d_v x d_out, with d_model = {len(X_q[0])} and h = {h}; got W_Q "
+                         f"{_shape(W_Q)}, W_K {_shape(W_K)}, W_V {_shape(W_V)}, W_O {_shape(W_O)}")
+    return _heads(X_q, X_kv, W_Q, W_K, W_V, W_O, h, B)
 
 
 def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix,
-                       w_v: Sequence[float], mask: Optional[BoolMatrix] = None) -> Matrix:
+                       w_v: Sequence[float], mask=None) -> Matrix:
     """Return softmax(e) V with Bahdanau's score e_ij = w_v . tanh(W_q q_i + W_k k_j).
 
-    Shapes: Q n x d_q, K m x d_k, V m x d_v, W_q d_a x d_q, W_k d_a x d_k,
-    w_v length d_a -> n x d_v.  No 1/sqrt(d_a) here, but the spread of e does
-    grow with d_a unless w_v is initialised with variance 1/d_a (see
-    stats.py and docs/ for the measured variances).
+    Shapes: Q n x d_q, K m x d_k, V m x d_v, W_q d_a x d_q, W_k d_a x d_k, w_v of length
+    d_a -> n x d_v.  No 1/sqrt(d_a) here, but the spread of e grows like d_a unless w_v is
+    initialised with variance 1/d_a (stats.additive_score_variance measures it).
 
     Here e = [tanh(1), tanh(-1)], so p_1 = 1 / (1 + e^(-2 tanh 1)):
 
@@ -401,77 +357,17 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
     True
     """
     fn = "additive_attention"
-    Q, K, V, rules = _prepare(fn, Q, K, V, mask, None, False, None, same_d_k=False)
-    W_q, W_k = _matrix(fn, "W_q", W_q), _matrix(fn, "W_k", W_k)
-    w_v = _finite_vector(fn, w_v, "w_v")
-    d_a = len(w_v)
-    if len(W_q[0]) != len(Q[0]) or len(W_k[0]) != len(K[0]) or not len(W_q) == len(W_k) == d_a:
-        raise ValueError(f"{fn}: need W_q d_a x d_q, W_k d_a x d_k, w_v of length d_a; got Q "
-                         f"{_shape(Q)}, K {_shape(K)}, W_q {_shape(W_q)}, W_k {_shape(W_k)}, "
+    W_q, W_k = as_matrix(fn, W_q, "W_q"), as_matrix(fn, W_k, "W_k")
+    w_v = as_vector(fn, w_v, "w_v")
+    Q, K, V, _, B = _inputs(fn, Q, K, V, mask, None, False, None, same_d_k=False)
+    if [len(W_q[0]), len(W_k[0]), len(W_q), len(W_k)] != [len(Q[0]), len(K[0])] + [len(w_v)] * 2:
+        raise ValueError(f"{fn}: need W_q d_a x d_q, W_k d_a x d_k and w_v of length d_a; got "
+                         f"Q {_shape(Q)}, K {_shape(K)}, W_q {_shape(W_q)}, W_k {_shape(W_k)}, "
                          f"w_v of length {len(w_v)}")
-    scores = _finite_matrix(fn, "the scores e", _additive_scores(Q, K, W_q, W_k, w_v))
-    logits = [[s if rules.allowed(i, j) else NEG_INF for j, s in enumerate(row)]
-              for i, row in enumerate(scores)]
-    return _matmul(_row_softmax(rules, logits), V)
+    E = _additive_scores(Q, K, W_q, W_k, w_v)  # finite: tanh is bounded
+    return _dots([softmax([e + b for e, b in zip(E_i, B_i)]) for E_i, B_i in zip(E, B)],
+                 list(zip(*V)))
 
-
-# ---------------------------------------------------------- multi-head attention
-
-def _split_columns(A: Matrix, h: int) -> List[Matrix]:
-    """The h matrices of A's columns taken in h equal, consecutive slices (one per head)."""
-    w = len(A[0]) // h
-    return [[row[t * w:(t + 1) * w] for row in A] for t in range(h)]
-
-
-def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_V: Matrix,
-                         W_O: Matrix, num_heads: int, mask: Optional[BoolMatrix] = None, *,
-                         is_causal: bool = False) -> Matrix:
-    """Return MultiHead = Concat(head_1, ..., head_h) W_O,
-    head_i = Attention(X_q W_Q[:, slice_i], X_kv W_K[:, slice_i], X_kv W_V[:, slice_i]).
-
-    Each head sees d_k = (columns of W_Q) / h columns and is scaled by its own
-    1/sqrt(d_k).  Shapes: X_q n x d_model, X_kv m x d_model, W_Q and W_K
-    d_model x h*d_k, W_V d_model x h*d_v, W_O h*d_v x d_out -> n x d_out.
-
-    >>> I = [[1.0, 0.0], [0.0, 1.0]]
-    >>> multi_head_attention([[1.0, 1.0]], [[1.0, 1.0]], I, I, I, I, num_heads=2)
-    [[1.0, 1.0]]
-    """
-    fn = "multi_head_attention"
-    h = _integer(fn, num_heads, "num_heads", minimum=1)
-    X_q, X_kv = _matrix(fn, "X_q", X_q), _matrix(fn, "X_kv", X_kv)
-    W_Q, W_K, W_V, W_O = (_matrix(fn, name, W) for name, W in
-                          (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
-    _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, h)
-    mask = None if mask is None else _mask(fn, mask, len(X_q), len(X_kv))
-    Q, K, V = (_finite_matrix(fn, name, _safe_matmul(X, W)) for name, X, W in
-               (("X_q W_Q", X_q, W_Q), ("X_kv W_K", X_kv, W_K), ("X_kv W_V", X_kv, W_V)))
-    d_k = len(W_Q[0]) // h  # each head's own d_k, and its own 1/sqrt(d_k)
-    rules = _Rules(fn, 1.0 / math.sqrt(d_k), None, mask, _flag(fn, is_causal, "is_causal"))
-    heads = [_attend(Q_t, K_t, V_t, rules)[2] for Q_t, K_t, V_t in
-             zip(*(_split_columns(A, h) for A in (Q, K, V)))]
-    concat = [[v for head in heads for v in head[i]] for i in range(len(X_q))]
-    return _finite_matrix(fn, "the output", _safe_matmul(concat, W_O))
-
-
-def _check_projections(fn, X_q, X_kv, W_Q, W_K, W_V, W_O, h) -> None:
-    d_model = len(X_q[0])
-    shapes = (f"X_q {_shape(X_q)}, X_kv {_shape(X_kv)}, W_Q {_shape(W_Q)}, W_K {_shape(W_K)}, "
-              f"W_V {_shape(W_V)}, W_O {_shape(W_O)}")
-    if len(X_kv[0]) != d_model or not len(W_Q) == len(W_K) == len(W_V) == d_model:
-        raise ValueError(f"{fn}: X_q, X_kv and the rows of W_Q, W_K, W_V must share d_model; "
-                         f"got {shapes}")
-    if len(W_K[0]) != len(W_Q[0]):
-        raise ValueError(f"{fn}: W_Q and W_K need the same number of columns; got {shapes}")
-    for name, W in (("W_Q", W_Q), ("W_V", W_V)):
-        if len(W[0]) % h:
-            raise ValueError(f"{fn}: {name} has {len(W[0])} columns, not divisible by "
-                             f"num_heads={h}; each head needs an equal share")
-    if len(W_O) != len(W_V[0]):
-        raise ValueError(f"{fn}: W_O needs one row per column of W_V; got {shapes}")
-
-
-# ------------------------------------------------------------- operation counts
 
 class Cost(NamedTuple):
     """Arithmetic of one forward pass, given inputs that are already projected."""
@@ -483,123 +379,59 @@ class Cost(NamedTuple):
 def dot_product_attention_cost(n: int, m: int, d_k: int, d_v: int) -> Cost:
     """Return the cost of softmax(Q K^T / sqrt(d_k)) V: n m d_k + n m + n m d_v multiply-adds.
 
-    Q K^T takes d_k multiply-adds per score; scaling one per score; P V takes
-    d_v per (query, key) pair.  The projections Q = X W_Q, K = X W_K are not
-    counted (nor are additive attention's, so the two counts compare).
+    Q K^T takes d_k multiply-adds per score; scaling one per score; P V takes d_v per
+    (query, key) pair.  The projections Q = X W_Q, K = X W_K are not counted (nor are
+    additive attention's, so the two counts compare).
 
     >>> dot_product_attention_cost(2, 3, 4, 5)
     Cost(multiply_adds=60, exps=6, tanhs=0)
     """
-    n, m, d_k, d_v = _sizes("dot_product_attention_cost", n=n, m=m, d_k=d_k, d_v=d_v)
+    fn = "dot_product_attention_cost"
+    n, m, d_k, d_v = (as_int(fn, v, name) for v, name in ((n, "n"), (m, "m"), (d_k, "d_k"),
+                                                          (d_v, "d_v")))
     return Cost(n * m * d_k + n * m + n * m * d_v, n * m, 0)
 
 
 def additive_attention_cost(n: int, m: int, d_a: int, d_v: int) -> Cost:
     """Return the cost of additive attention: 2 n m d_a + n m d_v multiply-adds, n m d_a tanh.
 
-    Given the projected a_i = W_q q_i and b_j = W_k k_j (not counted, like
-    Q = X W_Q above), each of the n m pairs adds two d_a-vectors, takes d_a
-    tanh and a d_a-long dot with w_v; the output P V costs d_v per pair.
+    Given the projected a_i = W_q q_i and b_j = W_k k_j (not counted, like Q = X W_Q
+    above), each of the n m pairs adds two d_a-vectors, takes d_a tanh and a d_a-long dot
+    with w_v; the output P V costs d_v per pair.
 
     >>> additive_attention_cost(2, 3, 4, 5)
     Cost(multiply_adds=78, exps=6, tanhs=24)
     """
-    n, m, d_a, d_v = _sizes("additive_attention_cost", n=n, m=m, d_a=d_a, d_v=d_v)
+    fn = "additive_attention_cost"
+    n, m, d_a, d_v = (as_int(fn, v, name) for v, name in ((n, "n"), (m, "m"), (d_a, "d_a"),
+                                                          (d_v, "d_v")))
     return Cost(2 * n * m * d_a + n * m * d_v, n * m, n * m * d_a)
 
 
-# ---------------------------------------------------------------- validation
+# ------------------------------------------------------------------------ the checks
+# Beyond the policy of softmax.py (which also bounds every entry by LIMIT, so that no
+# result here can leave the float range): the shapes, the mask, is_causal and the scale.
+
+def _inputs(fn, Q, K, V, mask, bias, is_causal, scale, same_d_k=True):
+    """(Q, K, V, scale, B), checked, for every attention function: B = the bias, with -inf
+    where the mask or is_causal forbids a key; each query must keep one key."""
+    Q, K, V = as_matrix(fn, Q, "Q"), as_matrix(fn, K, "K"), as_matrix(fn, V, "V")
+    B = [[0.0] * len(K)] * len(Q) if bias is None else as_matrix(fn, bias, "bias", masked=True)
+    allowed = [[True] * len(K)] * len(Q) if mask is None else [
+        as_list(fn, row, f"mask[{i}]") for i, row in enumerate(as_list(fn, mask, "mask"))]
+    if {type(a) for row in allowed for a in row} | {type(is_causal)} != {bool}:
+        raise TypeError(f"{fn}: the mask's entries and is_causal must be bools (True: attend)")
+    if len(K[0]) != len(Q[0]) and same_d_k or len(V) != len(K) or {len(B), len(allowed)} != {
+            len(Q)} or {len(row) for row in B + allowed} != {len(K)}:
+        shapes = {name: (len(A), sorted({len(row) for row in A})) for name, A in
+                  zip(("Q", "K", "V", "mask", "bias"), (Q, K, V, allowed, B))}
+        raise ValueError(f"{fn}: need Q n x d_k, K m x d_k, V m x d_v, mask and bias n x m; "
+                         f"got (rows, [row lengths]) {shapes}")
+    B = [[b if a and (j <= i or not is_causal) else -math.inf for j, (a, b) in
+          enumerate(zip(a_i, B_i))] for i, (a_i, B_i) in enumerate(zip(allowed, B))]
+    scale = None if scale is None else as_vector(fn, [scale], "scale")[0]
+    return Q, K, V, scale, as_matrix(fn, B, "B", masked=True)  # refuses a fully masked row
+
 
 def _shape(A: Matrix) -> str:
-    return f"{len(A)}x{len(A[0])}"  # A is never empty: every matrix is checked first
-
-
-def _matrix(fn: str, name: str, A, *, allow_neg_inf: bool = False) -> Matrix:
-    """Return A as a new list of float rows: a non-empty rectangle of finite reals (or -inf)."""
-    A = _sequence(fn, A, name, "a list of rows")
-    if len(A) == 0:
-        raise ValueError(f"{fn}: {name} is empty (0 rows); it needs at least one row")
-    rows = [_vector(fn, row, f"{name}[{i}]") for i, row in enumerate(A)]
-    width = len(rows[0])
-    for i, row in enumerate(rows):
-        if len(row) != width:
-            raise ValueError(f"{fn}: {name} is ragged: row 0 has {width} entries "
-                             f"but row {i} has {len(row)}")
-        if not math.isfinite(sum(row)):  # finite sums come only from finite entries
-            _check_entries(fn, name, i, row, allow_neg_inf)
-    return rows
-
-
-def _check_entries(fn: str, name: str, i: int, row: Vector, allow_neg_inf: bool) -> None:
-    for j, v in enumerate(row):
-        if not (math.isfinite(v) or (allow_neg_inf and v == NEG_INF)):
-            allowed = "finite or -inf" if allow_neg_inf else "finite"
-            raise ValueError(f"{fn}: {name}[{i}][{j}] is {v}; entries must be {allowed}")
-
-
-def _finite_matrix(fn: str, name: str, A: Matrix) -> Matrix:
-    """A, or ValueError when an entry of the true result is beyond the float range."""
-    if not math.isfinite(sum(map(sum, A))) and not all(map(math.isfinite, chain.from_iterable(A))):
-        raise ValueError(f"{fn}: {name} is beyond the float range (about 1.8e308) for "
-                         f"these inputs ({_shape(A)}); the entries are too large")
-    return A
-
-
-def _probability_rows(fn: str, P: Matrix) -> None:
-    for i, row in enumerate(P):
-        if min(row) < 0.0 or abs(math.fsum(row) - 1.0) > 1e-9:  # so no entry exceeds 1
-            raise ValueError(f"{fn}: row {i} of P is not a probability vector (entries in "
-                             f"[0, 1] summing to 1; P is {_shape(P)}); pass P = softmax of "
-                             "the logits")
-
-
-def _flag(fn: str, value, what: str) -> bool:
-    if not _is_bool(value):
-        raise TypeError(f"{fn}: {what} must be True or False, not {value!r}")
-    return bool(value)
-
-
-def _mask(fn: str, mask, n: int, m: int) -> BoolMatrix:
-    """Return the mask as a new list of bool rows, checking it is n x m of bools."""
-    rows = [_sequence(fn, row, f"mask[{i}]", "a list of bools")
-            for i, row in enumerate(_sequence(fn, mask, "mask", "a list of rows of bools"))]
-    if len(rows) != n or any(len(row) != m for row in rows):
-        raise ValueError(f"{fn}: mask must be {n}x{m} (queries x keys) to match Q and K; "
-                         f"got {len(rows)} rows of lengths {sorted({len(r) for r in rows})}")
-    for i, row in enumerate(rows):
-        for j, v in enumerate(row):
-            if not _is_bool(v):  # 0/1 or 0.0/-inf would be ambiguous: which means "keep"?
-                raise TypeError(f"{fn}: mask[{i}][{j}] is {v!r} ({type(v).__name__}); "
-                                "mask entries must be bool (True = may attend); "
-                                "pass additive values through bias instead")
-    return [[bool(v) for v in row] for row in rows]
-
-
-def _scale(fn: str, scale, d_k: int) -> float:
-    if scale is None:
-        return 1.0 / math.sqrt(d_k)  # the paper's choice: Var(q.k * scale) = 1
-    return _real(fn, scale, "scale")
-
-
-def _sizes(fn: str, **sizes) -> List[int]:
-    return [_integer(fn, v, name, minimum=1) for name, v in sizes.items()]
-
-
-def _prepare(fn, Q, K, V, mask, bias, is_causal, scale, *, same_d_k=True):
-    """Validate the arguments shared by every attention function: (Q, K, V, rules), copies."""
-    Q, K, V = (_matrix(fn, name, A) for name, A in (("Q", Q), ("K", K), ("V", V)))
-    if same_d_k and len(K[0]) != len(Q[0]):
-        raise ValueError(f"{fn}: K has {len(K[0])} columns but Q has {len(Q[0])}; queries "
-                         f"and keys need the same d_k (Q is {_shape(Q)}, K is {_shape(K)})")
-    if len(V) != len(K):
-        raise ValueError(f"{fn}: V has {len(V)} rows but K has {len(K)}; "
-                         f"each key needs one value (K is {_shape(K)}, V is {_shape(V)})")
-    n, m = len(Q), len(K)
-    is_causal = _flag(fn, is_causal, "is_causal")
-    mask = None if mask is None else _mask(fn, mask, n, m)
-    if bias is not None:
-        bias = _matrix(fn, "bias", bias, allow_neg_inf=True)
-        if len(bias) != n or len(bias[0]) != m:
-            raise ValueError(f"{fn}: bias is {_shape(bias)} but must be {n}x{m} "
-                             "(queries x keys)")
-    return Q, K, V, _Rules(fn, _scale(fn, scale, len(Q[0])), bias, mask, is_causal)
+    return f"{len(A)}x{len(A[0])}"

@@ -7,7 +7,7 @@ so a test can parse the SVG with xml.etree and compare the points with the code.
 
 Public names:
 
-    Series(label, xs, ys, errors=None, style=0)   one line; errors: +- half-widths of y
+    Series(label, xs, ys, errors=None, style=0)   one line; errors: +- e, or (low, high) bars
     Axis(label, log=False, ticks=None)            ticks: positions to label (else chosen)
     plot(title, x, y, series, width=700, height=420) -> str   the SVG text
     write_atomic(path, text)                      write via a temporary file, then rename
@@ -33,12 +33,20 @@ MARGIN = (70, 20, 50, 60)  # left, right (beside the legend), top, bottom, in px
 
 
 class Series(NamedTuple):
-    """One line: its legend label, points (xs[i], ys[i]), optional +- errors, a style."""
+    """One line: its legend label, points (xs[i], ys[i]), optional error bars, a style.
+
+    errors[i] is e (a bar from y - e to y + e) or a pair (low, high): a bar between them.
+    """
     label: str
     xs: Sequence[float]
     ys: Sequence[float]
-    errors: Optional[Sequence[float]] = None
+    errors: Optional[Sequence[object]] = None
     style: object = 0  # an index into STYLES, or a (colour, dash, marker) triple
+
+
+def _bar(y: float, e) -> Tuple[float, float]:
+    """The ends (low, high) of the error bar of a point at y."""
+    return tuple(e) if isinstance(e, (tuple, list)) else (y - e, y + e)
 
 
 class Axis(NamedTuple):
@@ -144,10 +152,10 @@ def _series(s: Series, X, Y) -> List[str]:
     for i, (a, b) in enumerate(zip(s.xs, s.ys)):
         attrs = f'class="point" data-x="{a!r}" data-y="{b!r}"'
         if s.errors is not None:
-            e = s.errors[i]
-            attrs += f' data-error="{e!r}"'
-            out.append(f'<path d="M{X(a) - 4:.2f},{Y(b + e):.2f}h8M{X(a):.2f},{Y(b + e):.2f}'
-                       f'V{Y(b - e):.2f}M{X(a) - 4:.2f},{Y(b - e):.2f}h8" stroke="{colour}" '
+            low, high = _bar(b, s.errors[i])
+            attrs += f' data-low="{low!r}" data-high="{high!r}"'
+            out.append(f'<path d="M{X(a) - 4:.2f},{Y(high):.2f}h8M{X(a):.2f},{Y(high):.2f}'
+                       f'V{Y(low):.2f}M{X(a) - 4:.2f},{Y(low):.2f}h8" stroke="{colour}" '
                        'fill="none" stroke-width="1.5"/>')
         out.append(_marker(marker, X(a), Y(b), colour, attrs))
     return out + ["</g>"]
@@ -186,7 +194,7 @@ def plot(title: str, x: Axis, y: Axis, series: Sequence[Series], *, width: int =
     left, right, top, bottom = MARGIN[0], width - legend_width - MARGIN[1], MARGIN[2], \
         height - MARGIN[3]
     ys = [v for s in series for i, b in enumerate(s.ys)
-          for v in ((b,) if s.errors is None else (b - s.errors[i], b + s.errors[i]))]
+          for v in ((b,) if s.errors is None else _bar(b, s.errors[i]))]
     x_range, y_range = _range([a for s in series for a in s.xs], x), _range(ys, y)
     X = _mapper(*x_range, left, right, x.log)
     Y = _mapper(*y_range, bottom, top, y.log)

@@ -20,17 +20,11 @@ Public names:
 """
 
 import math  # expm1, sqrt
-import os  # the repository root, for the library's modules
 import statistics  # NormalDist, for the coverage of a quoted range
-import sys  # path
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # softmax.py lives here
-if ROOT not in sys.path:  # run as a script or imported from tests/: find the library
-    sys.path.append(ROOT)
-
-from softmax import log_softmax, softmax, softmax_jacobian  # noqa: E402
-from stats import dot_product_variance, scale_factor, scaled_variance  # noqa: E402
+from softmax import log_softmax, softmax, softmax_jacobian
+from stats import dot_product_variance, scale_factor, scaled_variance
 
 __all__ = ["DOCUMENTS", "Document", "QuotedExample", "DOCUMENT_EXAMPLES", "QuotedSpread",
            "DOCUMENT_SPREADS", "agrees_with_quote", "first_derivative",
@@ -167,7 +161,7 @@ def worked_examples_table() -> List[str]:
 
 
 def _spread_row(row: QuotedSpread, normal: statistics.NormalDist) -> str:
-    c = scale_factor("1/sqrt(d_k)" if row.scaled else "none", row.d_k)
+    c = scale_factor("1/sqrt(d_k)" if row.scaled else "1", row.d_k)
     std = math.sqrt(scaled_variance(dot_product_variance(row.d_k), c))
     cells = ["-", "-", "-"]
     if row.quoted_range is not None:
