@@ -1,28 +1,18 @@
 """Scaled dot-product attention on plain lists, with every intermediate step visible.
 
-    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V      ("Attention Is All You Need",
-                                                            Vaswani et al., 2017, eq. 1)
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V    ("Attention Is All You Need",
+                                                          Vaswani et al., 2017, eq. 1)
 
-A matrix is a list of rows (stated once, used everywhere).
-
-Glossary:
-    Q        queries, n x d_k (one row per query)
-    K        keys,    m x d_k (one row per key)
-    V        values,  m x d_v
-    scores   Q K^T, n x m: scores[i][j] = q_i . k_j
-    c        the scale: 1 / sqrt(d_k) unless given; c = 1 is unscaled attention
-    B        the bias, n x m, with -inf where mask or is_causal forbids a key (zero bias if
-             none is given); a row of B that is -inf everywhere is an error
-    S        the logits c Q K^T + B fed to softmax, n x m
-    P        the weights, softmax of each row of S, n x m
-    O        the output P V, n x d_v
-    dO       an upstream gradient dL/dO, n x d_v
+A matrix is a list of rows.  Q is n x d_k (one row per query), K is m x d_k, V is m x d_v;
+scores = Q K^T; c is the scale, 1 / sqrt(d_k) unless given (c = 1: unscaled); B is the
+bias, with -inf where the mask or is_causal forbids a key; S = c Q K^T + B are the logits;
+P = softmax of each row of S, the weights; O = P V, the output; dO = dL/dO.
 
 Public API (`__all__`):
 
     dot, transpose, matmul              the linear algebra, on lists of rows
-    attention_steps(Q, K, V, ...)       AttentionSteps(scale, scores, scaled_scores, weights,
-                                        output)
+    attention_steps(Q, K, V, ...)       AttentionSteps(scale, scores, scaled_scores,
+                                        weights, output)
     scaled_dot_product_attention(...)   the output O only
     causal_mask(n, m, align=...)        the bool mask of causal attention, either alignment
     attention_backward(Q, K, V, dO, ...) AttentionGrads(dQ, dK, dV)
@@ -35,21 +25,19 @@ Public API (`__all__`):
 
 Masks follow PyTorch's F.scaled_dot_product_attention and JAX: mask[i][j] is True when
 query i may attend to key j.  is_causal=True allows j <= i (aligned top-left, as both
-frameworks do); causal_mask(n, m, align="bottom-right") gives the alignment of
-FlashAttention 2.1+ and of decoding with a cache.  bias is added to the scaled scores.
+do); causal_mask(n, m, align="bottom-right") gives FlashAttention's (2.1+) alignment, the
+one of decoding against a cache.  bias is added to the scaled scores.
 
->>> Q = [[1.0, 0.0]]
->>> K = [[1.0, 0.0], [0.0, 1.0]]
->>> V = [[10.0, 0.0], [0.0, 10.0]]
+>>> Q, K, V = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[10.0, 0.0], [0.0, 10.0]]
 >>> [round(o, 4) for o in scaled_dot_product_attention(Q, K, V)[0]]
 [6.6976, 3.3024]
 
 Exceptions: ValueError for wrong shapes or values (ragged rows, empty matrices, NaN or
-inf, a query left with nothing to attend to, entries so large that a result could leave
-the float range); TypeError for the wrong kind of thing (a string, None, a mask entry
-that is not a bool, a float where an int is needed).  Each message names the function,
-the rule and the shapes.  Arguments are never mutated; NumPy arrays are read through
-.tolist(), NumPy integers through operator.index.
+inf, an entry beyond softmax.LIMIT, a query left with nothing to attend to); TypeError
+for the wrong kind of thing (a string, None, a mask entry that is not a bool, a float
+where an int is needed).  Each message names the function, the rule and the shapes.
+Arguments are never mutated; NumPy arrays are read through .tolist(), NumPy integers
+through operator.index.  Every result is finite: the bound LIMIT on the inputs keeps it so.
 """
 
 import math  # sqrt, fsum, exp, tanh, inf
@@ -70,8 +58,7 @@ Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
 
 
-class AttentionSteps(NamedTuple):
-    """Every intermediate of softmax(c Q K^T + B) V."""
+class AttentionSteps(NamedTuple):  # every intermediate of softmax(c Q K^T + B) V
     scale: float  # c, the factor applied to Q K^T
     scores: Matrix  # Q K^T, n x m
     scaled_scores: Matrix  # S = c Q K^T + B, -inf where masked, n x m
@@ -79,8 +66,7 @@ class AttentionSteps(NamedTuple):
     output: Matrix  # O = P V, n x d_v
 
 
-class AttentionGrads(NamedTuple):
-    """Gradients of a scalar loss L with respect to Q, K and V."""
+class AttentionGrads(NamedTuple):  # the gradients of a scalar loss L
     dQ: Matrix  # n x d_k
     dK: Matrix  # m x d_k
     dV: Matrix  # m x d_v
@@ -91,26 +77,30 @@ class AttentionGrads(NamedTuple):
 def _dots(A: Matrix, B: Matrix) -> Matrix:
     """A B^T: entry [i][j] is A[i] . B[j] = sum_t A[i][t] B[j][t] (A r x d, B s x d -> r x s).
 
-    The project's one dot product.  math.fsum rounds the exact sum of the products once,
-    so every Python gives the same bits (sum() rounds differently from 3.12 on).
+    The project's one dot product: each product is rounded, then math.fsum rounds their
+    exact sum once, so every Python gives the same bits (sum() changed in 3.12, and
+    math.sumprod exists only from 3.12).
     """
     return [[math.fsum(map(operator.mul, a, b)) for b in B] for a in A]
 
 
-def _logits(Q: Matrix, K: Matrix, scale: Optional[float], B: Matrix):
-    """(c, Q K^T, S) with S = c Q K^T + B: the scores scaled, then the bias added (n x m).
+def _default_scale(d_k: int) -> float:
+    """c = 1 / sqrt(d_k), the paper's factor: at initialisation, with independent components
+    of mean 0 and variance 1, Var(q . k) = d_k, so Var(c q . k) = 1 (derivations.md section 1)."""
+    return 1 / math.sqrt(d_k)
 
-    c = 1 / sqrt(d_k) unless a scale is given: with independent unit-variance components,
-    Var(q . k) = d_k, so Var(q . k / sqrt(d_k)) = 1 (derivations.md section 1).
-    """
-    c = 1 / math.sqrt(len(K[0])) if scale is None else scale
+
+def _logits(Q: Matrix, K: Matrix, c: float, B: Matrix):
+    """(Q K^T, S) with S = c Q K^T + B: the scores, scaled, then the bias added, which is -inf
+    where a key is masked (n x m; derivations.md section 1)."""
     scores = _dots(Q, K)  # scores[i][j] = q_i . k_j
-    return c, scores, [[c * s + b for s, b in zip(row, B_i)] for row, B_i in zip(scores, B)]
+    return scores, [[c * s + b for s, b in zip(row, B_i)] for row, B_i in zip(scores, B)]
 
 
-def _attention(Q: Matrix, K: Matrix, V: Matrix, scale, B: Matrix) -> AttentionSteps:
-    """scores = Q K^T;  S = c scores + B;  P = softmax(S) row by row;  O = P V."""
-    c, scores, S = _logits(Q, K, scale, B)
+def _attention(Q: Matrix, K: Matrix, V: Matrix, c: float, B: Matrix) -> AttentionSteps:
+    """scores = Q K^T;  S = c scores + B;  P = softmax(S) row by row;  O = P V (the paper's
+    eq. 1; derivations.md section 5 for softmax)."""
+    scores, S = _logits(Q, K, c, B)
     P = [softmax(S_i) for S_i in S]  # the weights: row i, query i's distribution over keys
     return AttentionSteps(c, scores, S, P, _dots(P, list(zip(*V))))  # zip(*V): V's columns
 
@@ -120,10 +110,11 @@ def _score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
     return [softmax_backward(P_i, dP_i) for P_i, dP_i in zip(P, _dots(dO, V))]
 
 
-def _backward(Q: Matrix, K: Matrix, V: Matrix, dO: Matrix, scale: Optional[float],
+def _backward(Q: Matrix, K: Matrix, V: Matrix, dO: Matrix, c: float,
               B: Matrix) -> AttentionGrads:
-    """dV = P^T dO;  dS = softmax backward of dO V^T;  dQ = c dS K;  dK = c dS^T Q."""
-    c, _, S = _logits(Q, K, scale, B)
+    """dV = P^T dO;  dS = softmax backward of dO V^T;  dQ = c dS K;  dK = c dS^T Q
+    (derivations.md section 4)."""
+    _, S = _logits(Q, K, c, B)
     P = [softmax(S_i) for S_i in S]  # as in _attention, without the output P V
     dS = _score_gradient(P, V, dO)
     dQ = [[c * x for x in row] for row in _dots(dS, list(zip(*K)))]
@@ -131,13 +122,13 @@ def _backward(Q: Matrix, K: Matrix, V: Matrix, dO: Matrix, scale: Optional[float
     return AttentionGrads(dQ, dK, _dots(list(zip(*P)), list(zip(*dO))))
 
 
-def _streamed(Q: Matrix, K: Matrix, V: Matrix, scale, B: Matrix, block: int) -> Matrix:
+def _streamed(Q: Matrix, K: Matrix, V: Matrix, c: float, B: Matrix, block: int) -> Matrix:
     """O = P V in one pass over blocks of keys: per query, a running state (m, d) and output
     o relative to m absorb each block's (m_b, d_b, o_b) with the factors of the online merge
     (derivations.md section 6).  Only one block of scores per query exists at a time."""
     states, outputs = [EMPTY] * len(Q), [[0.0] * len(V[0]) for _ in Q]
     for j in range(0, len(K), block):
-        _, _, S = _logits(Q, K[j:j + block], scale, [B_i[j:j + block] for B_i in B])
+        _, S = _logits(Q, K[j:j + block], c, [B_i[j:j + block] for B_i in B])
         V_block = list(zip(*V[j:j + block]))  # the block's columns of V
         for i, S_i in enumerate(S):
             m_b = max(S_i)  # -inf when the mask hides the whole block from query i
@@ -155,7 +146,8 @@ def _heads(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_V: Matrix, W_O
     """Concat(head_1, ..., head_h) W_O, head_t = Attention(X_q W_Q^t, X_kv W_K^t, X_kv W_V^t),
     each W^t a consecutive slice of 1/h of the columns; each head uses its own 1/sqrt(d_k)."""
     Q, K, V = (_dots(X, list(zip(*W))) for X, W in ((X_q, W_Q), (X_kv, W_K), (X_kv, W_V)))
-    heads = [_attention(*(_columns(A, t, h) for A in (Q, K, V)), None, B).output
+    d_k = len(Q[0]) // h
+    heads = [_attention(*(_columns(A, t, h) for A in (Q, K, V)), _default_scale(d_k), B).output
              for t in range(h)]
     return _dots([list(chain(*rows)) for rows in zip(*heads)], list(zip(*W_O)))
 
@@ -176,7 +168,7 @@ def _additive_scores(Q: Matrix, K: Matrix, W_q: Matrix, W_k: Matrix, w_v: Vector
 # ---------------------------------------------------------------- the public functions
 
 def dot(u: Sequence[float], v: Sequence[float]) -> float:
-    """Return u . v = u_1 v_1 + ... + u_d v_d, correctly rounded.
+    """Return u . v = u_1 v_1 + ... + u_d v_d: each product rounded, their sum rounded once.
 
     >>> dot([1, 2, 3], [4, 5, 6]), dot([1e16, 1.0, -1e16], [1.0, 1.0, 1.0])
     (32.0, 1.0)
@@ -209,13 +201,10 @@ def matmul(A: Matrix, B: Matrix) -> Matrix:
     return _dots(A, list(zip(*B)))  # row i of A against each column of B
 
 
-def attention_steps(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
-                    is_causal: bool = False, scale: Optional[float] = None) -> AttentionSteps:
-    """Return every step of Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
-
-    scores = Q K^T;  S = c scores + bias, -inf where masked;  P = softmax(S) row by row;
-    output = P V.  Shapes: Q n x d_k, K m x d_k, V m x d_v; scores, S, P n x m; output
-    n x d_v.
+def attention_steps(Q, K, V, mask=None, *, bias=None, is_causal=False, scale=None):
+    """Return AttentionSteps(scale, scores, scaled_scores, weights, output): scores = Q K^T,
+    S = c scores + bias (-inf where masked), P = softmax(S) row by row, output = P V.
+    Shapes: Q n x d_k, K m x d_k, V m x d_v; scores, S, P n x m; output n x d_v.
 
     >>> steps = attention_steps([[1.0, 1.0]], [[1.0, 1.0], [1.0, -1.0]], [[1.0], [0.0]])
     >>> steps.scores, round(steps.scale, 6), [round(p, 4) for p in steps.weights[0]]
@@ -224,8 +213,7 @@ def attention_steps(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
     return _attention(*_inputs("attention_steps", Q, K, V, mask, bias, is_causal, scale))
 
 
-def scaled_dot_product_attention(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
-                                 is_causal: bool = False, scale: Optional[float] = None):
+def scaled_dot_product_attention(Q, K, V, mask=None, *, bias=None, is_causal=False, scale=None):
     """Return O = softmax(Q K^T / sqrt(d_k) + bias, masked) V.
 
     Shapes: Q n x d_k, K m x d_k, V m x d_v -> n x d_v; mask and bias n x m.
@@ -233,22 +221,21 @@ def scaled_dot_product_attention(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, 
     >>> scaled_dot_product_attention([[0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0], [3.0]])
     [[2.0]]
     """
-    fn = "scaled_dot_product_attention"
-    return _attention(*_inputs(fn, Q, K, V, mask, bias, is_causal, scale)).output
+    Q, K, V, c, B = _inputs("scaled_dot_product_attention", Q, K, V, mask, bias, is_causal, scale)
+    return _attention(Q, K, V, c, B).output
 
 
 def causal_mask(n: int, m: int, *, align: str = "top-left") -> List[List[bool]]:
-    """Return the n x m mask of causal attention: query i may attend to key j when
-    j <= i (align="top-left": PyTorch's is_causal, JAX) or j <= i + m - n
-    (align="bottom-right": FlashAttention 2.1+, and the last n queries of a sequence
-    decoding against m cached keys).  The two agree when n = m.
+    """Return the n x m causal mask: query i may attend to key j when j <= i (align=
+    "top-left": PyTorch's is_causal, JAX) or j <= i + m - n ("bottom-right": FlashAttention
+    2.1+, and n new queries decoding against m cached keys).  They agree when n = m.
 
     >>> causal_mask(2, 3), causal_mask(2, 3, align="bottom-right")
     ([[True, False, False], [True, True, False]], [[True, True, False], [True, True, True]])
     """
     fn = "causal_mask"
     n, m = as_int(fn, n, "n"), as_int(fn, m, "m")
-    if align not in ("top-left", "bottom-right"):
+    if not isinstance(align, str) or align not in ("top-left", "bottom-right"):
         raise ValueError(f"{fn}: align must be 'top-left' or 'bottom-right', not {align!r}")
     shift = m - n if align == "bottom-right" else 0
     return [[j <= i + shift for j in range(m)] for i in range(n)]
@@ -257,29 +244,27 @@ def causal_mask(n: int, m: int, *, align: str = "top-left") -> List[List[bool]]:
 def attention_backward(Q: Matrix, K: Matrix, V: Matrix, grad_output: Matrix, mask=None, *,
                        bias=None, is_causal: bool = False,
                        scale: Optional[float] = None) -> AttentionGrads:
-    """Return (dQ, dK, dV) for a loss L with dL/dO = grad_output.
-
-    dV = P^T dO;  dS = softmax_backward of each row of dP = dO V^T;  dQ = c dS K;
-    dK = c dS^T Q.  Shapes: grad_output n x d_v -> dQ n x d_k, dK m x d_k, dV m x d_v.
+    """Return AttentionGrads(dQ, dK, dV) for a loss L with dL/dO = grad_output: dV = P^T dO,
+    dS = softmax_backward of each row of dP = dO V^T, dQ = c dS K, dK = c dS^T Q.
+    Shapes: grad_output n x d_v -> dQ n x d_k, dK m x d_k, dV m x d_v.
 
     >>> g = attention_backward([[1.0]], [[1.0], [-1.0]], [[1.0], [0.0]], [[1.0]], scale=1.0)
     >>> [[round(v, 4) for v in row] for row in g.dQ], [[round(v, 4) for v in row] for row in g.dV]
     ([[0.21]], [[0.8808], [0.1192]])
     """
     fn = "attention_backward"
-    Q, K, V, scale, B = _inputs(fn, Q, K, V, mask, bias, is_causal, scale)
+    Q, K, V, c, B = _inputs(fn, Q, K, V, mask, bias, is_causal, scale)
     dO = as_matrix(fn, grad_output, "grad_output")
     if len(dO) != len(Q) or len(dO[0]) != len(V[0]):
         raise ValueError(f"{fn}: grad_output is {_shape(dO)} but the output is "
                          f"{len(Q)}x{len(V[0])} (Q is {_shape(Q)}, V is {_shape(V)})")
-    return _backward(Q, K, V, dO, scale, B)  # finite: sums of products of four entries
+    return _backward(Q, K, V, dO, c, B)  # finite: sums of products of four entries
 
 
 def score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
-    """Return dL/dS, row by row dS_i = softmax_backward(P_i, (dO V^T)_i).
-
-    dP = dO V^T is the gradient that reaches the weights; the softmax Jacobian of each row
-    carries it to the logits.  Shapes: P n x m, V m x d_v, dO n x d_v -> n x m.
+    """Return dL/dS, row by row dS_i = softmax_backward(P_i, (dO V^T)_i): dP = dO V^T reaches
+    the weights, and each row's softmax Jacobian carries it to the logits.  Shapes: P n x m,
+    V m x d_v, dO n x d_v -> n x m.
 
     >>> score_gradient([[0.5, 0.5]], [[1.0], [0.0]], [[1.0]])
     [[0.25, -0.25]]
@@ -299,12 +284,10 @@ def score_gradient(P: Matrix, V: Matrix, dO: Matrix) -> Matrix:
 def streaming_attention(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None,
                         is_causal: bool = False, scale: Optional[float] = None,
                         block_size: int = 64) -> Matrix:
-    """Return the same P V as scaled_dot_product_attention, in one pass over key blocks.
-
-    Per query, a running state (m, d) and output o (relative to m) absorb one block at
-    a time:  m' = max(m, m_b),  d' = d e^(m - m') + d_b e^(m_b - m'),
-    o' = o e^(m - m') + o_b e^(m_b - m');  finally O = o / d.  Only block_size scores per
-    query exist at once, never a row of m.  Shapes: as scaled_dot_product_attention.
+    """Return the same P V as scaled_dot_product_attention, in one pass over key blocks: per
+    query, a running state (m, d) and output o absorb each block's (m_b, d_b, o_b) as
+    m' = max(m, m_b), d' = d e^(m - m') + d_b e^(m_b - m'), o' = o e^(m - m') + o_b e^(m_b - m');
+    finally O = o / d.  Only block_size scores per query exist at once.
 
     >>> streaming_attention([[0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0], [3.0]], block_size=1)
     [[2.0]]
@@ -317,19 +300,18 @@ def streaming_attention(Q: Matrix, K: Matrix, V: Matrix, mask=None, *, bias=None
 def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_V: Matrix,
                          W_O: Matrix, num_heads: int, mask=None, *,
                          is_causal: bool = False) -> Matrix:
-    """Return MultiHead = Concat(head_1, ..., head_h) W_O,
-    head_t = Attention(X_q W_Q^t, X_kv W_K^t, X_kv W_V^t), W^t the t-th slice of columns.
-
-    Each head sees d_k = (columns of W_Q) / h and is scaled by its own 1/sqrt(d_k).  Shapes:
-    X_q n x d_model, X_kv m x d_model, W_Q and W_K d_model x h d_k, W_V d_model x h d_v,
-    W_O h d_v x d_out -> n x d_out.
+    """Return Concat(head_1, ..., head_h) W_O, head_t = Attention(X_q W_Q^t, X_kv W_K^t,
+    X_kv W_V^t), W^t the t-th slice of 1/h of the columns; each head divides by the sqrt of
+    its own d_k.  Shapes: X_q n x d_model, X_kv m x d_model, W_Q and W_K d_model x h d_k,
+    W_V d_model x h d_v, W_O h d_v x d_out -> n x d_out.
 
     >>> I = [[1.0, 0.0], [0.0, 1.0]]
     >>> multi_head_attention([[1.0, 1.0]], [[1.0, 1.0]], I, I, I, I, num_heads=2)
     [[1.0, 1.0]]
     """
     fn = "multi_head_attention"
-    h = as_int(fn, num_heads, "num_heads")
+    h, X_q, X_kv = as_int(fn, num_heads, "num_heads"), as_matrix(fn, X_q, "X_q"), as_matrix(
+        fn, X_kv, "X_kv")  # named here, before _inputs calls them Q and K
     W_Q, W_K, W_V, W_O = (as_matrix(fn, W, name) for W, name in
                           ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")))
     X_q, X_kv, _, _, B = _inputs(fn, X_q, X_kv, X_kv, mask, None, is_causal, None)
@@ -344,13 +326,10 @@ def multi_head_attention(X_q: Matrix, X_kv: Matrix, W_Q: Matrix, W_K: Matrix, W_
 
 def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix,
                        w_v: Sequence[float], mask=None) -> Matrix:
-    """Return softmax(e) V with Bahdanau's score e_ij = w_v . tanh(W_q q_i + W_k k_j).
-
-    Shapes: Q n x d_q, K m x d_k, V m x d_v, W_q d_a x d_q, W_k d_a x d_k, w_v of length
-    d_a -> n x d_v.  No 1/sqrt(d_a) here, but the spread of e grows like d_a unless w_v is
-    initialised with variance 1/d_a (stats.additive_score_variance measures it).
-
-    Here e = [tanh(1), tanh(-1)], so p_1 = 1 / (1 + e^(-2 tanh 1)):
+    """Return softmax(e) V with Bahdanau's score e_ij = w_v . tanh(W_q q_i + W_k k_j).  Shapes:
+    Q n x d_q, K m x d_k, V m x d_v, W_q d_a x d_q, W_k d_a x d_k, w_v d_a -> n x d_v.  No
+    1/sqrt(d_a) here, but the spread of e grows like d_a unless w_v has variance 1/d_a
+    (stats.additive_score_variance).  Below, e = [tanh(1), tanh(-1)]:
 
     >>> out = additive_attention([[0.0]], [[1.0], [-1.0]], [[2.0], [4.0]], [[1.0]], [[1.0]], [1.0])
     >>> round(out[0][0], 6) == round(2.0 + 2.0 / (1.0 + math.exp(2.0 * math.tanh(1.0))), 6)
@@ -369,19 +348,16 @@ def additive_attention(Q: Matrix, K: Matrix, V: Matrix, W_q: Matrix, W_k: Matrix
                  list(zip(*V)))
 
 
-class Cost(NamedTuple):
-    """Arithmetic of one forward pass, given inputs that are already projected."""
+class Cost(NamedTuple):  # the arithmetic of one forward pass, inputs already projected
     multiply_adds: int  # a*b + c operations (a scaling, or an addition of two numbers, is one)
     exps: int  # calls to exp (the softmax)
     tanhs: int  # calls to tanh (additive attention only)
 
 
 def dot_product_attention_cost(n: int, m: int, d_k: int, d_v: int) -> Cost:
-    """Return the cost of softmax(Q K^T / sqrt(d_k)) V: n m d_k + n m + n m d_v multiply-adds.
-
-    Q K^T takes d_k multiply-adds per score; scaling one per score; P V takes d_v per
-    (query, key) pair.  The projections Q = X W_Q, K = X W_K are not counted (nor are
-    additive attention's, so the two counts compare).
+    """Return the cost of softmax(Q K^T / sqrt(d_k)) V: n m d_k + n m + n m d_v multiply-adds
+    (d_k per score, one to scale it, d_v per pair for P V) and n m exp.  The projections
+    Q = X W_Q and K = X W_K are not counted, nor are additive attention's.
 
     >>> dot_product_attention_cost(2, 3, 4, 5)
     Cost(multiply_adds=60, exps=6, tanhs=0)
@@ -393,11 +369,9 @@ def dot_product_attention_cost(n: int, m: int, d_k: int, d_v: int) -> Cost:
 
 
 def additive_attention_cost(n: int, m: int, d_a: int, d_v: int) -> Cost:
-    """Return the cost of additive attention: 2 n m d_a + n m d_v multiply-adds, n m d_a tanh.
-
-    Given the projected a_i = W_q q_i and b_j = W_k k_j (not counted, like Q = X W_Q
-    above), each of the n m pairs adds two d_a-vectors, takes d_a tanh and a d_a-long dot
-    with w_v; the output P V costs d_v per pair.
+    """Return the cost of additive attention: 2 n m d_a + n m d_v multiply-adds, n m d_a tanh:
+    given the projected W_q q_i and W_k k_j (not counted), each pair adds two d_a-vectors,
+    takes d_a tanh and a dot with w_v; P V costs d_v per pair.
 
     >>> additive_attention_cost(2, 3, 4, 5)
     Cost(multiply_adds=78, exps=6, tanhs=24)
@@ -413,24 +387,24 @@ def additive_attention_cost(n: int, m: int, d_a: int, d_v: int) -> Cost:
 # result here can leave the float range): the shapes, the mask, is_causal and the scale.
 
 def _inputs(fn, Q, K, V, mask, bias, is_causal, scale, same_d_k=True):
-    """(Q, K, V, scale, B), checked, for every attention function: B = the bias, with -inf
-    where the mask or is_causal forbids a key; each query must keep one key."""
+    """(Q, K, V, c, B), checked, for every attention function: c the scale (the paper's
+    1 / sqrt(d_k) unless given), B the bias with -inf where the mask or is_causal forbids a
+    key; a query left with no key is refused."""
     Q, K, V = as_matrix(fn, Q, "Q"), as_matrix(fn, K, "K"), as_matrix(fn, V, "V")
-    B = [[0.0] * len(K)] * len(Q) if bias is None else as_matrix(fn, bias, "bias", masked=True)
-    allowed = [[True] * len(K)] * len(Q) if mask is None else [
+    B = [[0.0] * len(K)] * len(Q) if bias is None else as_matrix(fn, bias, "bias", True)
+    M = [[True] * len(K)] * len(Q) if mask is None else [
         as_list(fn, row, f"mask[{i}]") for i, row in enumerate(as_list(fn, mask, "mask"))]
-    if {type(a) for row in allowed for a in row} | {type(is_causal)} != {bool}:
+    if {type(a) for row in M for a in row} | {type(is_causal)} != {bool}:
         raise TypeError(f"{fn}: the mask's entries and is_causal must be bools (True: attend)")
-    if len(K[0]) != len(Q[0]) and same_d_k or len(V) != len(K) or {len(B), len(allowed)} != {
-            len(Q)} or {len(row) for row in B + allowed} != {len(K)}:
-        shapes = {name: (len(A), sorted({len(row) for row in A})) for name, A in
-                  zip(("Q", "K", "V", "mask", "bias"), (Q, K, V, allowed, B))}
+    if len(K[0]) != len(Q[0]) and same_d_k or len(V) != len(K) or {len(B), len(M)} != {
+            len(Q)} or {len(row) for row in B + M} != {len(K)}:
         raise ValueError(f"{fn}: need Q n x d_k, K m x d_k, V m x d_v, mask and bias n x m; "
-                         f"got (rows, [row lengths]) {shapes}")
-    B = [[b if a and (j <= i or not is_causal) else -math.inf for j, (a, b) in
-          enumerate(zip(a_i, B_i))] for i, (a_i, B_i) in enumerate(zip(allowed, B))]
-    scale = None if scale is None else as_vector(fn, [scale], "scale")[0]
-    return Q, K, V, scale, as_matrix(fn, B, "B", masked=True)  # refuses a fully masked row
+                         f"got {' '.join(f'{len(A)}x{len(A[0])}' for A in (Q, K, V, M, B))}")
+    B = as_matrix(fn, [[b if a and (j <= i or not is_causal) else -math.inf for j, (a, b) in
+                        enumerate(zip(M_i, B_i))] for i, (M_i, B_i) in enumerate(zip(M, B))],
+                  "B", True)  # B[i] all -inf: query i has no key left, and is refused
+    c = _default_scale(len(K[0])) if scale is None else as_vector(fn, [scale], "scale")[0]
+    return Q, K, V, c, B
 
 
 def _shape(A: Matrix) -> str:

@@ -33,11 +33,10 @@ Public API (`__all__`):
 >>> [round(p, 4) for p in softmax([1.0, 0.0])]
 [0.7311, 0.2689]
 
-Exceptions: ValueError for a wrong value (an empty input, +inf or NaN, every logit -inf so
-that no distribution exists, lengths that differ, a state that no logits can produce, a
-gradient so large that its differences would overflow); TypeError for the wrong kind of
-thing (a string, None, a bool where a number belongs).  Each message names the function
-that was called.  Arguments are never mutated.  A NumPy array is read through .tolist().
+Exceptions: ValueError for a wrong value (an empty input, +inf or NaN, every logit -inf,
+lengths that differ, a state that no logits can produce); TypeError for the wrong kind of
+thing (a string, None, a bool where a number belongs); each names the function called.
+Arguments are never mutated; a NumPy array is read through .tolist().
 """
 
 import math  # exp, log, log1p, fsum, isfinite, inf
@@ -59,8 +58,7 @@ Matrix = List[List[float]]  # a matrix is a list of rows
 def softmax(x: Sequence[float]) -> Vector:
     """Return p with p_i = exp(x_i - m) / sum_j exp(x_j - m),  m = max_j x_j.
 
-    Shapes: x of length n -> p of length n (derivations.md section 5).  Subtracting m
-    changes nothing in exact arithmetic but keeps every exp in (0, 1]; a -inf logit gets
+    Shapes: x of length n -> p of length n (derivations.md section 5).  A -inf logit gets
     probability exactly 0.
 
     >>> [round(p, 4) for p in softmax([2.0, 1.0, 0.0, -1.0])]
@@ -77,10 +75,8 @@ def softmax(x: Sequence[float]) -> Vector:
 
 def _log_normaliser(x: Vector) -> Tuple[float, float]:
     """(m, log1p(s)), s = sum_{j != k} exp(x_j - m): log sum_j exp(x_j) = m + log1p(s).
-
     Taking the max's term, exactly 1, out of the sum lets log1p keep a tiny s that
-    log(1 + s) would round away (derivations.md section 5).
-    """
+    log(1 + s) would round away (derivations.md section 5)."""
     m = max(x)
     k = x.index(m)
     return m, math.log1p(math.fsum(math.exp(v - m) for v in x[:k] + x[k + 1:]))
@@ -94,22 +90,16 @@ def _jacobian(p: Vector) -> Matrix:
 
 
 def _backward(p: Vector, g: Vector) -> Vector:
-    """J^T g = p_i (g_i - <g, p>), written around the largest weight p_k.
-
-    With sum_j p_j = 1, g_i - <g, p> = (g_i - g_k) + sum_j p_j (g_k - g_j): the sum runs
-    over the small weights only, so when p_k rounds to 1 nothing cancels to 0, as the
-    textbook form would (derivations.md section 3).
-    """
+    """J^T g = p_i (g_i - <g, p>), written around the largest weight p_k: with sum_j p_j = 1,
+    g_i - <g, p> = (g_i - g_k) + sum_j p_j (g_k - g_j), whose sum runs over the small
+    weights only, so nothing cancels to 0 when p_k rounds to 1 (derivations.md section 3)."""
     k = p.index(max(p))
     rest = math.fsum(p_j * (g[k] - g_j) for p_j, g_j in zip(p, g))  # its j = k term is 0
     return [p_i * ((g_i - g[k]) + rest) for p_i, g_i in zip(p, g)]
 
 
 class Normalizer(NamedTuple):
-    """The state (m, d) of a one-pass softmax normaliser over the logits seen so far.
-
-    m is their max and d = sum_j exp(x_j - m), so log sum_j exp(x_j) = m + log(d).
-    """
+    """The state (m, d) of a one-pass normaliser: log sum_j exp(x_j) = m + log(d)."""
     m: float  # running max (-inf before any logit)
     d: float  # running sum of exp(x_j - m): 0 when empty, else at least 1 (the max's term)
 
@@ -134,10 +124,8 @@ def _merge(a: Normalizer, b: Normalizer) -> Normalizer:
 # ------------------------------------------------------------------ the public functions
 
 def logsumexp(x: Sequence[float]) -> float:
-    """Return log sum_j exp(x_j) = m + log1p(sum_{j != k} exp(x_j - m)).
-
-    Shapes: x of length n -> a float.  The form with log1p follows Blanchard, Higham and
-    Higham (IMA J. Numer. Anal., 2021).
+    """Return log sum_j exp(x_j) = m + log1p(sum_{j != k} exp(x_j - m)), x of length n (the
+    form of Blanchard, Higham and Higham, IMA J. Numer. Anal., 2021).
 
     >>> round(logsumexp([0.0, 0.0]), 12) == round(math.log(2), 12)
     True
@@ -149,11 +137,10 @@ def logsumexp(x: Sequence[float]) -> float:
 
 
 def log_softmax(x: Sequence[float]) -> Vector:
-    """Return log p_i = (x_i - m) - log1p(sum_{j != k} exp(x_j - m)).
+    """Return log p_i = (x_i - m) - log1p(sum_{j != k} exp(x_j - m)), x of length n.
 
-    Shapes: x of length n -> length n.  Never computed as log(softmax(x)): when p_k is
-    within an ulp of 1, log(p_k) rounds to 0.0, while this keeps its tiny negative value.
-    -inf where p_i is 0: a masked logit, or x_i - m beyond the float range.
+    Not log(softmax(x)): when p_k is within an ulp of 1, log(p_k) rounds to 0.0, while
+    this keeps its tiny negative value.  -inf for a masked logit.
 
     >>> lp = log_softmax([100.0, 1.0, 1.0, 1.0])
     >>> f"{lp[0]:.6e}", round(lp[1], 6)
@@ -176,12 +163,10 @@ def softmax_jacobian(x: Sequence[float]) -> Matrix:
 
 
 def softmax_backward(p: Sequence[float], g: Sequence[float]) -> Vector:
-    """Return dL/dx = J^T g, i.e. (dL/dx)_i = p_i (g_i - sum_j g_j p_j).
+    """Return dL/dx = J^T g, (dL/dx)_i = p_i (g_i - sum_j g_j p_j), in O(n) without J.
 
-    Shapes: p (a probability vector: softmax's output) and g = dL/dp, both of length n ->
-    length n.  O(n): J is never built.  p is taken to sum to exactly 1 (it is checked to
-    within 1e-9).  Accurate to a few ulps of each entry's own terms, also when one p_k
-    rounds to 1:
+    p = softmax(x) and g = dL/dp, both of length n.  p is taken to sum to exactly 1 (it is
+    checked to within 1e-9).  A few ulps from each entry's own terms, even when p_k is 1:
 
     >>> softmax_backward([0.5, 0.5], [1.0, 0.0])
     [0.25, -0.25]
@@ -222,11 +207,8 @@ def online_merge(a: Normalizer, b: Normalizer) -> Normalizer:
 
 
 def rescale_factors(a: Normalizer, b: Normalizer) -> Tuple[float, float, float]:
-    """Return (m', exp(m_a - m'), exp(m_b - m')) with m' = max(m_a, m_b).
-
-    Anything summed relative to m_a (a's d, or a partial attention output) moves to the
-    common reference m' when multiplied by the first factor; the same for b.  An empty
-    side gets the factor 0.
+    """Return (m', exp(m_a - m'), exp(m_b - m')), m' = max(m_a, m_b): the factors that move
+    anything summed relative to m_a (or m_b), a partial output too, to m' (0 if empty).
 
     >>> rescale_factors(Normalizer(0.0, 1.0), Normalizer(math.log(2.0), 1.0))
     (0.6931471805599453, 0.5, 1.0)
@@ -257,6 +239,7 @@ def online_logsumexp(state: Normalizer) -> float:
 # far below the float range (2^1024, about 1.8e308).  Input beyond it is refused, never
 # rescued.  Only softmax and its logarithms take any finite logit (the max-shift keeps them
 # in range).  Each check returns new lists: no core sees, or mutates, the caller's objects.
+# fn, what, limit, minimum and maximum are the calling code's constants, not checked.
 
 LIMIT = 2.0 ** 200  # the largest entry the policy admits, unless a function says otherwise
 _LARGEST = 1.7976931348623157e308  # the largest float: softmax's own limit on a logit
@@ -281,7 +264,7 @@ def as_vector(fn: str, x, what: str = "x", masked: bool = False, limit=LIMIT) ->
     in size; or TypeError or ValueError naming fn, the argument and the entry.
 
     masked=True admits -inf (a masked logit), but not in every entry: then no probability
-    distribution exists.  A one-entry x is named without its index.
+    distribution exists.  A one-entry x is named without its index, unless it is a row.
 
     >>> as_vector("f", (1, 2.5)), as_vector("f", [0.0, -math.inf], masked=True)
     ([1.0, 2.5], [0.0, -inf])
@@ -289,13 +272,13 @@ def as_vector(fn: str, x, what: str = "x", masked: bool = False, limit=LIMIT) ->
     x = as_list(fn, x, what)
     if set(map(type, x)) != {float} or not sum(map(abs, x)) <= limit:  # NaN fails too
         for i, v in enumerate(x):
-            at = f"{what}[{i}]" if len(x) > 1 else what
+            at = f"{what}[{i}]" if len(x) > 1 or what.endswith("]") else what  # a row's entry
             if isinstance(v, bool) or not isinstance(v, Real):
                 raise TypeError(f"{fn}: {at} is {v!r}, not a real number")
             if not (abs(v) <= limit or masked and v == -math.inf):  # NaN fails both
                 raise ValueError(f"{fn}: {at} is {v!r}; it must be finite, |x| <= {limit:.3g}")
     if masked and max(x) == -math.inf:
-        raise ValueError(f"{fn}: every entry of {what} is -inf: no key is left to attend to")
+        raise ValueError(f"{fn}: {what} is -inf everywhere: no key is left to attend to")
     return list(map(float, x))
 
 
@@ -330,9 +313,13 @@ def as_int(fn: str, value, what: str, minimum: int = 1, maximum: Optional[int] =
     >>> as_int("f", 3, "d_k")
     3
     """
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:  # no __index__, or one that refuses (a NumPy array of floats)
+        number = None
+    if number is None:
         raise TypeError(f"{fn}: {what} must be an int, not {value!r}")
-    value = operator.index(value)
+    value = number
     if value < minimum or maximum is not None and value > maximum:
         raise ValueError(f"{fn}: {what} must be at least {minimum}"
                          + (f" and at most {maximum}" if maximum is not None else "")

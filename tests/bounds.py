@@ -1,31 +1,34 @@
-"""The error bounds that softmax.py promises, as functions (no pytest needed).
+"""The error bounds that softmax.py promises, and the one dot product's, as functions.
 
-Shared by tests/test_softmax.py, which asserts them, and benchmarks/accuracy.py,
-which prints how much of each bound is used.  The references are the 50-digit
-decimal ones of oracle.py.
+Shared by the tests, which assert them through conftest.assert_close, and by
+benchmarks/accuracy.py, which prints how much of each bound is used.  The references are
+the 50-digit decimal ones of oracle.py.  No pytest here.
 """
 
-import math  # log1p, fsum
+import math  # log1p, fsum, inf
 import random  # seeded logits
 
 from oracle import U, decimal_log_softmax, decimal_softmax, random_vector
 from softmax import log_softmax, softmax
 
 INF = math.inf
-HOSTILE = [
-    [1000.0, 1001.0],  # would overflow exp without the shift
-    [1e308, -1e308],  # x_j - m overflows to -inf: p_2 = 0 is still right
-    [-1e308, -1e308],  # equal logits far below zero: [0.5, 0.5]
-    [100.0, 1.0, 1.0, 1.0],  # the documents' unscaled example
-    [10.0, 0.1, 0.1, 0.1],  # and its scaled partner
-    [0.0] * 50,  # ties everywhere
-    [-745.0, 0.0],  # p_1 is subnormal
-    [709.0, 710.0, -709.0],
-    [1e-300, 0.0, -1e-300],  # differences far below an ulp of 1
-    [-INF, 0.0, 1.0, -INF],  # masked logits
-    [3.0, 3.0, 2.9999999999999996, -40.0],  # near-ties
-    [0.1 * k for k in range(-400, 400, 7)],  # long, spread over 80
-]
+TINY = 2.0 ** -1074  # the smallest subnormal: the absolute rounding of a subnormal result
+
+NAMED_HOSTILE = {
+    "would overflow exp without the shift": [1000.0, 1001.0],
+    "x_j - m overflows to -inf": [1e308, -1e308],  # p_2 = 0 is still right
+    "equal logits far below zero": [-1e308, -1e308],  # [0.5, 0.5]
+    "the documents' unscaled example": [100.0, 1.0, 1.0, 1.0],
+    "its scaled partner": [10.0, 0.1, 0.1, 0.1],
+    "fifty ties": [0.0] * 50,
+    "a subnormal probability": [-745.0, 0.0],
+    "near the exp overflow": [709.0, 710.0, -709.0],
+    "differences far below an ulp of 1": [1e-300, 0.0, -1e-300],
+    "masked logits": [-INF, 0.0, 1.0, -INF],
+    "near-ties": [3.0, 3.0, 2.9999999999999996, -40.0],
+    "long, spread over 80": [0.1 * k for k in range(-400, 400, 7)],
+}
+HOSTILE = list(NAMED_HOSTILE.values())  # benchmarks/accuracy.py takes the list
 
 
 def random_logits(seed):
@@ -48,7 +51,7 @@ def random_logits(seed):
 # with M = max_j |x_j - m| over the unmasked j and s = sum_{j != k} exp(x_j - m).
 
 
-def _spread(x, p_exact):
+def spread(x, p_exact):
     """Return m, E_p|x - m| and M = max |x_j - m| over the j with p_j* > 0 (others add 0)."""
     m = max(x)
     alive = [(v, p) for v, p in zip(x, p_exact) if float(p) > 0.0]
@@ -57,37 +60,56 @@ def _spread(x, p_exact):
     return m, mean_gap, max_gap
 
 
-def softmax_error_ratios(x):
-    """Return |p_i - p_i*| / bound_i for each i (<= 1 means within the stated bound)."""
+def softmax_bounds(x):
+    """Return [(p_i*, bound_i)]: the 50-digit p_i* as a float, and the most softmax(x)_i
+    may differ from it, (|x_i - m| + E_p|x - m| + 6) U p_i* + TINY (0 for a masked x_i)."""
     exact = decimal_softmax(x)
-    m, mean_gap, _ = _spread(x, exact)
-    ratios = []
-    for v, p, p_star in zip(x, softmax(x), exact):
-        if v == -INF:
-            ratios.append(0.0 if p == 0.0 else INF)
-            continue
-        # 2^-1074, the smallest subnormal, covers the absolute rounding of subnormal results
-        relative = (abs(v - m) + mean_gap + 6) * U * float(p_star) if float(p_star) else 0.0
-        bound = relative + 2.0 ** -1074
-        ratios.append(abs(p - float(p_star)) / bound)
-    return ratios
+    m, mean_gap, _ = spread(x, exact)
+    return [(0.0, 0.0) if v == -INF else
+            (float(p), (abs(v - m) + mean_gap + 6) * U * float(p) + TINY)
+            for v, p in zip(x, exact)]
 
 
-def log_softmax_error_ratios(x):
+def log_softmax_bounds(x):
+    """Return [(log p_i*, bound_i)]: the 50-digit log p_i* as a float (-inf for a masked
+    x_i, or below -1.8e308, which is where it rounds), and the bound stated above."""
     exact = decimal_log_softmax(x)
     p_exact = decimal_softmax(x)
-    m, _, max_gap = _spread(x, p_exact)
-    s = float((sum(p_exact) - max(p_exact)) / max(p_exact))  # sum_{j != k} e^(x_j - m), in decimal
-    ratios = []
-    for v, lp, lp_star in zip(x, log_softmax(x), exact):
-        if v == -INF:
-            ratios.append(0.0 if lp == -INF else INF)
-            continue
-        if abs(lp_star) > 1.7e308:  # the true value is below -DBL_MAX: -inf is its rounding
-            ratios.append(0.0 if lp == -INF else INF)
+    m, _, max_gap = spread(x, p_exact)
+    s = float((sum(p_exact) - max(p_exact)) / max(p_exact))  # sum_{j != k} e^(x_j - m)
+    out = []
+    for v, lp_star in zip(x, exact):
+        if v == -INF or abs(lp_star) > 1.7e308:
+            out.append((-INF, 0.0))
             continue
         bound = (abs(v - m) + abs(float(lp_star)) + 2 * math.log1p(s)
                  + s / (1 + s) * (max_gap + 3)) * U
-        bound = max(bound, 2.0 ** -1074)
-        ratios.append(abs(lp - float(lp_star)) / bound)
-    return ratios
+        out.append((float(lp_star), max(bound, TINY)))
+    return out
+
+
+def _ratios(got, bounds):
+    return [(0.0 if g == want else INF) if bound == 0.0 else abs(g - want) / bound
+            for g, (want, bound) in zip(got, bounds)]
+
+
+def softmax_error_ratios(x):
+    """Return |p_i - p_i*| / bound_i for each i (<= 1 means within the stated bound)."""
+    return _ratios(softmax(x), softmax_bounds(x))
+
+
+def log_softmax_error_ratios(x):
+    """Return |log p_i - log p_i*| / bound_i for each i (<= 1 means within the bound)."""
+    return _ratios(log_softmax(x), log_softmax_bounds(x))
+
+
+def dot_bound(u, v):
+    """The most dot(u, v) may differ from the exact u . v rounded to a float.
+
+    Each product rounds, by at most U |u_t v_t|; fsum rounds the exact sum of the rounded
+    products once, by at most U |u . v| (plus U^2 terms); rounding the exact u . v for the
+    comparison adds U |u . v| more.  With |u . v| <= sum_t |u_t v_t|, that is 3 U sum_t
+    |u_t v_t| plus U^2 terms, so
+        |dot(u, v) - fl(u . v)| <= 4 U sum_t |u_t v_t|   (+ TINY for subnormal results).
+    """
+    return 4 * U * math.fsum(abs(a * b) for a, b in zip(u, v)) + TINY

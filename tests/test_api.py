@@ -1,5 +1,8 @@
-"""Each module declares its public API in __all__, and its docstring lists the same names."""
+"""Each module declares its public API in __all__, its docstring lists the same names, every
+public callable has a doctest, and no code outside tests/ reaches for a private name."""
 
+import ast
+import pathlib
 import re
 
 import pytest
@@ -7,6 +10,14 @@ import pytest
 import attention
 import softmax
 import stats
+
+MODULES = [softmax, attention, stats]
+LIBRARY = {module.__name__ for module in MODULES}
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# every Python file of the project but the tests: the modules, docs/, benchmarks/, experiments/
+SOURCES = sorted(path.relative_to(ROOT).as_posix() for pattern in
+                 ("*.py", "docs/**/*.py", "benchmarks/**/*.py", "experiments/**/*.py")
+                 for path in ROOT.glob(pattern))
 
 
 def docstring_names(module):
@@ -33,7 +44,7 @@ def docstring_names(module):
     return names
 
 
-@pytest.mark.parametrize("module", [softmax, attention, stats], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_all_equals_the_docstring_list_and_every_name_exists(module):
     listed = docstring_names(module)
     assert len(listed) == len(set(listed)), listed
@@ -43,7 +54,7 @@ def test_all_equals_the_docstring_list_and_every_name_exists(module):
         assert not name.startswith("_")
 
 
-@pytest.mark.parametrize("module", [softmax, attention, stats], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_every_public_callable_has_a_doctest(module):
     for name in module.__all__:
         obj = getattr(module, name)
@@ -52,8 +63,40 @@ def test_every_public_callable_has_a_doctest(module):
             assert ">>>" in (obj.__doc__ or ""), f"{module.__name__}.{name} has no doctest"
 
 
-@pytest.mark.parametrize("module", [softmax, attention, stats], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_no_other_public_function_is_defined_in_the_module(module):
-    for name, obj in vars(module).items():
-        if callable(obj) and getattr(obj, "__module__", None) == module.__name__:
-            assert name.startswith("_") or name in module.__all__, name
+    unlisted = [name for name, obj in vars(module).items()
+                if callable(obj) and getattr(obj, "__module__", None) == module.__name__
+                and not name.startswith("_") and name not in module.__all__]
+    assert not unlisted, f"{module.__name__} defines public names missing from __all__: {unlisted}"
+
+
+def private_names_used(source):
+    """Yield (line, text) for each private name of the library that source imports or reads:
+    `from softmax import _x`, and `softmax._x` after `import softmax [as s]`."""
+    tree = ast.parse(source)
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname or a.name for a in node.names if a.name in LIBRARY}
+        elif isinstance(node, ast.ImportFrom) and node.module in LIBRARY:
+            for a in node.names:
+                if a.name.startswith("_"):
+                    yield node.lineno, f"from {node.module} import {a.name}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            yield node.lineno, f"{node.value.id}.{node.attr}"
+
+
+def test_the_private_name_finder_finds_both_forms():
+    source = "import attention as at\nfrom softmax import _x, y\nat._dots(1)\nat.__doc__\n"
+    assert list(private_names_used(source)) == [(2, "from softmax import _x"),
+                                                (3, "at._dots")]
+
+
+@pytest.mark.parametrize("path", SOURCES)
+def test_no_code_outside_the_tests_uses_a_private_name_of_the_library(path):
+    used = list(private_names_used((ROOT / path).read_text(encoding="utf-8")))
+    assert not used, f"{path} uses private names: {used}"

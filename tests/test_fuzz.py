@@ -2,17 +2,24 @@
 
 Each public function has one valid call written by hand (valid_calls).  Hostile
 calls are derived from it: one argument at a time replaced by a hostile value
-(wrong types, None, strings, NaN, +-inf, +-1e308, empty and ragged lists, bools,
-huge and negative ints, nested junk, NumPy scalars and arrays when NumPy is
-installed), a few seeded two-at-a-time replacements, and structured corruptions of
-the valid vectors and matrices (a NaN, an inf or a 1e308 at a random entry, one
-ragged row, a column of +-1.7e308, every entry 1e200).  Every call must
+(wrong types, None, strings, NaN, +-inf, +-1e308, entries at and just above
+softmax.LIMIT, empty and ragged lists, bools, huge and negative ints, nested junk,
+NumPy scalars and arrays when NumPy is installed), a few seeded two-at-a-time
+replacements, and structured corruptions of the valid vectors and matrices (a NaN, an
+inf, a 1e308 or an entry just above LIMIT at a random entry, one ragged row, a column
+of +-1.7e308, every entry +-LIMIT).  Every call must
 
-- return normally or raise ValueError or TypeError, nothing else;
-- return nothing that holds a NaN;
+- return normally or raise ValueError or TypeError whose message starts with the name
+  of the function called (for the policy functions as_list, ..., as_flag: the name
+  they are given as fn), nothing else;
+- return nothing that holds a NaN or +inf (-inf only from the functions that pass
+  masked logits through, MAY_RETURN_MINUS_INF);
 - leave its arguments as they were;
 - return within a second (a call still running after a second is interrupted, and
   after two such calls the rest of that function's fuzz is skipped).
+
+Sizes are requests for work, taken at their word (issue 15 dropped the library's caps):
+the fuzz does not ask a function in WORK_SIZES for 10^30 draws or entries.
 
 Every public name (`__all__`) needs a valid call here, or a reason in NOT_CALLED.
 
@@ -22,9 +29,11 @@ it must return or exit through SystemExit (argparse), never raise anything else.
 
 import contextlib
 import importlib
+import inspect
 import io
 import math
 import random
+import re
 import signal
 import sys
 import threading
@@ -46,6 +55,28 @@ except ImportError:  # the NumPy part of the fuzz is skipped
     np = None
 
 NAN, INF = math.nan, math.inf
+LIMIT = 2.0 ** 200  # softmax.LIMIT, written out: the fuzz must not depend on the module loading
+ABOVE_LIMIT = LIMIT * (1 + 2 ** -52)  # the next float above it
+
+
+class ArrayOfFloats:
+    """What a NumPy array of floats does where a number or a flag is expected, without NumPy:
+    __index__ raises TypeError, and == gives something whose truth value raises ValueError."""
+
+    def __index__(self):
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+
+    def __eq__(self, other):
+        return self
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise ValueError("The truth value of an array with more than one element is ambiguous")
+
+    def __repr__(self):
+        return "ArrayOfFloats()"
+
 
 # Values that replace one argument of a valid call: plausible mistakes and adversarial
 # numbers.  A few are valid for some parameters (1, 0.5, 64): the call then just returns.
@@ -53,19 +84,21 @@ HOSTILE = [
     None, "3", "", b"1", "abc",  # wrong types and strings
     True, False,  # bool is not accepted as a number or an int
     NAN, INF, -INF, 1e308, -1e308, 5e-324, -0.0, 0.0, 0.5,  # floats at the edges
-    0, 1, -1, 2, 64, 10**30, -10**30, 10**400,  # ints: zero, negative counts, huge
+    LIMIT, -ABOVE_LIMIT, 2.0 ** 1021, [LIMIT, -LIMIT], [[ABOVE_LIMIT, 1.0]],  # the policy's limits
+    # ints: zero, negative counts, huge (not 10**5000, whose repr raises: test_boundary's xfail)
+    0, 1, -1, 2, 64, 10**30, -10**30, 10**400,
     complex(1, 1), Fraction(1, 3),  # numbers that are not floats
     [], [[]], [[], []], (), {}, set(),  # empty containers
     [1.0, "a"], [None], [NAN], [INF, 1.0], [-INF], [True, 1.0], [1e308, 1e308], [-1e308, 1e308],
     [[1.0, 2.0], [3.0]], [[1.0], [2.0, 3.0]],  # ragged rows
     [[NAN]], [[1e308, -1e308]], [[INF]], [[True]], [["1"]], [[None]],  # bad entries in a matrix
-    [[[1.0]]], [1.0, [2.0]], {"a": 1}, object(), print,  # nested junk
+    [[[1.0]]], [1.0, [2.0]], {"a": 1}, object(), print, ArrayOfFloats(),  # nested junk
     "1/sqrt(d_k)", "none",  # strings that are valid somewhere else
 ]
 if np is not None:
     HOSTILE += [np.int64(3), np.int64(-1), np.float64(NAN), np.float64(1e308), np.bool_(True),
                 np.float32(1.5), np.array([1.0, 2.0]), np.array([[1.0, 2.0]]),
-                np.array([[True, False]]), np.array([])]
+                np.array([[True, False]]), np.array([]), [[np.bool_(True)] * 3] * 2]
 
 
 # ------------------------------------------------------------------ the valid calls
@@ -92,7 +125,20 @@ def _softmax_calls(sm):
         "online_merge": ([state, sm.Normalizer(1.5, 2.0)], {}),
         "rescale_factors": ([state, sm.Normalizer(-1.0, 1.0)], {}),
         "online_logsumexp": ([state], {}),
+        "as_list": (["softmax", [1.0, 2.0], "x"], {}),
+        "as_vector": (["softmax", [1.0, -INF], "x"], {"masked": True, "limit": LIMIT}),
+        "as_matrix": (["attention_steps", [[1.0, 2.0], [3.0, 4.0]], "Q"], {"masked": False}),
+        "as_real": (["attention_steps", 0.5, "scale"], {"masked": False, "limit": LIMIT}),
+        "as_int": (["causal_mask", 3, "n"], {"minimum": 1, "maximum": 10}),
+        "as_flag": (["attention_steps", True, "is_causal"], {}),
     }
+
+
+# The policy functions name in their messages the function they are told (fn), not themselves.
+# Their settings (masked, limit, minimum, maximum) are constants of the calling module, not
+# input, so the fuzz leaves them as in the valid call (test_boundary has an xfail about them).
+POLICY = {"as_list", "as_vector", "as_matrix", "as_real", "as_int", "as_flag"}
+POLICY_SETTINGS = {"masked", "limit", "minimum", "maximum"}
 
 
 Q = [[1.0, 0.5], [-0.5, 2.0]]  # n = 2, d_k = 2
@@ -118,6 +164,7 @@ def _attention_calls(at):
         "additive_attention": ([Q, K, V, [[1.0, 0.0]], [[0.5, 0.5]], [1.0], MASK], {}),
         "multi_head_attention": ([Q, K, I2, I2, I2, I2, 2, [[True] * 3, [True] * 3]],
                                  {"is_causal": False}),
+        "causal_mask": ([2, 3], {"align": "bottom-right"}),
         "dot_product_attention_cost": ([2, 3, 4, 5], {}),
         "additive_attention_cost": ([2, 3, 4, 5], {}),
     }
@@ -132,16 +179,18 @@ def _stats_calls(st):
         "scaled_variance": ([4.0, 0.5], {}),
         "scale_factor": (["1/sqrt(d_k)", 16], {}),
         "exact_dot_product_moments": ([3, [-1.0, 0.5, 2.0]], {"probabilities": None}),
-        "dot_product_fourth_moment": ([8], {}),
+        "correlated_dot_product_moments": ([8, 0.5], {}),
+        "correlated_logits": ([16, 0.5], {"scale_name": "1/sqrt(d_k)", "m": 4}),
         "variance_standard_error": ([8, 100], {}),
-        "sample_dot_products": ([4, 5], {"seed": 1, "scale": 0.5}),
+        "median_interval": ([[3.0, 1.0, 2.0, 5.0]], {"coverage": 0.9}),
+        "sample_dot_products": ([4, 5], {"seed": 1, "scale": 0.5, "rho": 0.25}),
         "layer_norm": ([[1.0, 2.0, 4.0]], {}),
         "sample_projected_dot_products": ([2, 3], {"d_model": 4, "seed": 1}),
         "additive_score_variance": ([4, 10], {"d": 4, "sigma_w": 0.5, "seed": 1}),
-        "random_trials": ([2], {"m": 3, "d_v": 2, "trials": 2, "seed": 1}),
         "softmax_entropy": ([[0.0, 1.0, -1.0]], {}),
         "saturation_stats": ([4, "1/sqrt(d_k)"], {"m": 3, "trials": 2, "seed": 1}),
-        "gradient_stats": ([4, "none"], {"m": 3, "trials": 2, "seed": 1}),
+        "gradient_stats": ([4, "1"], {"m": 3, "trials": 2, "seed": 1}),
+        "report": ([], {"seed": 1, "samples": 4, "trials": 2, "keys": 3, "dks": [4]}),
         "main": ([], {}),  # fuzzed through MAIN_ARGV below, never at its defaults
     }
 
@@ -150,12 +199,12 @@ def _stats_calls(st):
 # name must land either here or in the valid-call table.
 NOT_CALLED = {
     "softmax": {"Normalizer": "a NamedTuple: a plain record, any two values",
-                "EMPTY": "a constant"},
+                "EMPTY": "a constant", "LIMIT": "a constant"},
     "attention": {"AttentionSteps": "a NamedTuple record", "AttentionGrads": "a NamedTuple record",
                   "Cost": "a NamedTuple record"},
-    "stats": {"Moments": "a NamedTuple record", "Trial": "a NamedTuple record",
-              "Saturation": "a NamedTuple record", "ScoreVariance": "a NamedTuple record",
-              "GradientNorms": "a NamedTuple record",
+    "stats": {"Moments": "a NamedTuple record", "Saturation": "a NamedTuple record",
+              "ScoreVariance": "a NamedTuple record", "GradientNorms": "a NamedTuple record",
+              "Median": "a NamedTuple record", "Report": "a NamedTuple record",
               "SCALE_CHOICES": "a constant"},
 }
 
@@ -190,14 +239,14 @@ def _corruptions(value, rng):
     """Seeded structured corruptions of a valid vector or matrix argument."""
     out = []
     if _is_vector(value):
-        for bad in (NAN, INF, 1e308, -1e308, True, "1"):
+        for bad in (NAN, INF, 1e308, -1e308, ABOVE_LIMIT, True, "1"):
             x = list(value)
             x[rng.randrange(len(x))] = bad
             out.append(x)
         out.append([1.7e308 * (-1) ** j for j in range(len(value))])  # sums overflow
-        out.append([1e200] * len(value))  # products overflow
+        out.append([LIMIT * (-1) ** j for j in range(len(value))])  # at the limit: finite results
     elif _is_matrix(value):
-        for bad in (NAN, INF, -INF, 1e308, -1e308):
+        for bad in (NAN, INF, -INF, 1e308, -1e308, ABOVE_LIMIT):
             A = [list(r) for r in value]
             A[rng.randrange(len(A))][rng.randrange(len(A[0]))] = bad
             out.append(A)
@@ -208,15 +257,42 @@ def _corruptions(value, rng):
         j = rng.randrange(len(value[0]))
         out.append([r[:j] + [1.7e308 * (-1) ** i] + r[j + 1:]  # a column of +-1.7e308
                     for i, r in enumerate(value)])
-        out.append([[1e200] * len(r) for r in value])  # every product overflows
+        out.append([[LIMIT * (-1) ** (i + j) for j in range(len(r))]  # at the limit: finite
+                    for i, r in enumerate(value)])
     rng.shuffle(out)
     return out[:CORRUPTIONS_PER_ARGUMENT]
 
 
-def hostile_calls(fn_name, args, kwargs):
-    """Yield (args, kwargs) derived from the valid call, each with one or two bad arguments."""
+# A size is a request for work: 10^30 of them would run for ever, by design (issue 15
+# dropped the library's caps), so these parameters never get a huge int.
+WORK_SIZES = {
+    "attention.causal_mask": {"n", "m"},  # an n x m list of bools
+    "stats.sample_dot_products": {"n"},
+    "stats.sample_projected_dot_products": {"n", "d_model"},
+    "stats.correlated_logits": {"m"},
+    "stats.saturation_stats": {"m", "trials"},
+    "stats.gradient_stats": {"m", "trials"},
+    "stats.report": {"samples", "keys", "trials"},
+}
+
+
+def _is_huge_int(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value > 10 ** 9
+
+
+def hostile_calls(fn_name, args, kwargs, parameters=()):
+    """Yield (args, kwargs) derived from the valid call, each with one or two bad arguments.
+
+    parameters: the function's parameter names in order, to find its WORK_SIZES.
+    """
     rng = random.Random(zlib.crc32(fn_name.encode()))
     slots = [("arg", i) for i in range(len(args))] + [("kw", k) for k in kwargs]
+    sizes = WORK_SIZES.get(fn_name, set())
+    settings = POLICY_SETTINGS if fn_name.split(".")[-1] in POLICY else set()
+
+    def allowed(slot, value):
+        name = parameters[slot[1]] if slot[0] == "arg" else slot[1]
+        return not (name in sizes and _is_huge_int(value) or name in settings)
 
     def replaced(changes):  # fresh copies: a function that mutates must not spoil later calls
         a, kw = _fresh(list(args)), _fresh(dict(kwargs))
@@ -232,13 +308,17 @@ def hostile_calls(fn_name, args, kwargs):
 
     for slot in slots:
         for value in HOSTILE:
-            yield replaced([(slot, value)])
+            if allowed(slot, value):
+                yield replaced([(slot, value)])
         for value in _corruptions(current(slot), rng):
-            yield replaced([(slot, value)])
+            if allowed(slot, value):
+                yield replaced([(slot, value)])
     if len(slots) >= 2:
         for _ in range(PAIRS_PER_FUNCTION):
             a, b = rng.sample(slots, 2)
-            yield replaced([(a, rng.choice(HOSTILE)), (b, rng.choice(HOSTILE))])
+            u, v = rng.choice(HOSTILE), rng.choice(HOSTILE)
+            if allowed(a, u) and allowed(b, v):
+                yield replaced([(a, u), (b, v)])
 
 
 # ------------------------------------------------------------------ checking one call
@@ -266,20 +346,30 @@ def _time_limit(seconds):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _holds_nan(value, depth=0):
+# The functions whose results may hold -inf: a masked logit passed through (log_softmax's
+# log 0, attention_steps' scaled scores, the policy with masked=True, the empty state).
+MAY_RETURN_MINUS_INF = {"log_softmax", "online_update", "online_merge", "rescale_factors",
+                        "attention_steps", "as_vector", "as_matrix", "as_real"}
+RETURNS_ITS_INPUT = {"as_list"}  # checks that x is a list, not its entries (as_vector does)
+
+
+def _bad_number(value, minus_inf_ok, depth=0):
+    """The first NaN or inf (-inf allowed if minus_inf_ok) in a nested result, else None."""
     if depth > 20:
-        return False
-    if isinstance(value, float):
-        return value != value
-    if isinstance(value, complex):
-        return value != value
-    if isinstance(value, (list, tuple)):  # NamedTuples included
-        return any(_holds_nan(v, depth + 1) for v in value)
+        return None
+    if isinstance(value, (float, complex)):
+        bad = value != value or value in (INF, -INF) and not (minus_inf_ok and value == -INF)
+        return value if bad else None
     if isinstance(value, dict):
-        return any(_holds_nan(v, depth + 1) for v in value.values())
+        value = list(value.values())
     if hasattr(value, "tolist") and not isinstance(value, type):  # NumPy values
-        return _holds_nan(value.tolist(), depth + 1)
-    return False
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):  # NamedTuples included
+        for v in value:
+            bad = _bad_number(v, minus_inf_ok, depth + 1)
+            if bad is not None:
+                return bad
+    return None
 
 
 def _fresh(value):
@@ -334,26 +424,32 @@ def _short(value, limit=90):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def check_call(fn, name, args, kwargs):
-    """Return None if the call behaves, else a one-line description of what went wrong."""
+def check_call(fn, name, args, kwargs, named=None):
+    """Return None if the call behaves, else a one-line description of what went wrong.
+
+    named: the name an error message must start with (name itself if None).
+    """
+    named = name if named is None else named
     before = _fresh((args, kwargs))
     shown = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
     call = f"{name}({', '.join(shown)})"
     start = time.perf_counter()
-    problem = None
+    problem = result = None
     try:
         with _time_limit(TIME_LIMIT):
             result = fn(*args, **kwargs)
     except _TooSlow:
         return f"{call}: still running after {TIME_LIMIT} s (interrupted)"
-    except (ValueError, TypeError):
-        result = None
+    except (ValueError, TypeError) as error:
+        if not str(error).startswith(f"{named}: "):
+            problem = (f"{call}: {type(error).__name__} does not start with '{named}: ': "
+                       f"{_short(str(error), 120)}")
     except Exception as error:  # the fuzz reports whatever else escapes
         problem = f"{call}: {type(error).__name__}: {_short(str(error), 120)}"
-        result = None
     seconds = time.perf_counter() - start
-    if problem is None and _holds_nan(result):
-        problem = f"{call}: returned a NaN: {_short(result)}"
+    bad = None if name in RETURNS_ITS_INPUT else _bad_number(result, name in MAY_RETURN_MINUS_INF)
+    if problem is None and bad is not None:
+        problem = f"{call}: returned {bad}: {_short(result)}"
     if problem is None and seconds > TIME_LIMIT:
         problem = f"{call}: took {seconds:.2f} s"
     if not _unchanged(before, (args, kwargs)):
@@ -362,19 +458,39 @@ def check_call(fn, name, args, kwargs):
 
 
 def fuzz_function(module, name):
-    """Return the problems found by every hostile call of one function."""
+    """Return the problems found by every hostile call of one function, but KNOWN ones."""
     fn = getattr(module, name)
+    full_name = f"{module.__name__}.{name}"
     args, kwargs = valid_calls(module.__name__)[name]
+    parameters = list(inspect.signature(fn).parameters)
+    known = [(reason, re.compile(pattern)) for reason, pattern, names in KNOWN
+             if full_name in names]
+    seen = set()
     problems, hangs = [], 0
-    for a, kw in hostile_calls(f"{module.__name__}.{name}", args, kwargs):
-        problem = check_call(fn, name, a, kw)
-        if problem:
+    for a, kw in hostile_calls(full_name, args, kwargs, parameters):
+        named = f"{a[0]}" if name in POLICY else name  # the policy names the fn it is given
+        problem = check_call(fn, name, a, kw, named)
+        matched = [reason for reason, pattern in known if problem and pattern.search(problem)]
+        if matched:
+            seen.update(matched)
+        elif problem:
             problems.append(problem)
             hangs += "still running" in problem
             if hangs >= HANGS_BEFORE_GIVING_UP:
                 problems.append(f"{name}: gave up after {hangs} calls that did not return")
                 break
+    problems += [f"{full_name}: the known violation no longer shows; remove it from KNOWN: "
+                 f"{reason}" for reason, _ in known if reason not in seen]
     return problems
+
+
+# Known violations of the contract, each with the fix proposed: (the violation and its fix,
+# a pattern of the problem it causes, the functions where the fuzz finds it).  A hostile call
+# whose problem matches is set aside; a listed function whose fuzz no longer shows the
+# problem fails, so that the entry goes when the fix lands.
+_NDARRAY_AS_INT = r"TypeError does not start with .*only integer scalar arrays can be converted"
+_NDARRAY_TRUTH = r"ValueError does not start with .*The truth value of an (empty )?array"
+KNOWN = []
 
 
 def _main_argvs():
@@ -423,10 +539,11 @@ def _functions():
         try:
             module = importlib.import_module(module_name)
         except Exception as error:  # the tests of this name then fail with the error
-            out.append((module_name, f"<import failed: {type(error).__name__}>"))
+            out.append(pytest.param(module_name, f"<import failed: {type(error).__name__}>",
+                                    id=f"{module_name} does not import"))
             continue
-        out += [(module_name, n) for n in public_names(module)
-                if n not in NOT_CALLED.get(module_name, {})]
+        out += [pytest.param(module_name, n, id=f"{module_name}.{n}")
+                for n in public_names(module) if n not in NOT_CALLED.get(module_name, {})]
     return out
 
 
@@ -440,7 +557,7 @@ def test_every_public_function_has_a_valid_call_or_a_reason_not_to(module_name):
 
 
 @pytest.mark.parametrize("module_name, name", _functions())
-def test_the_valid_call_returns_without_nan(module_name, name):
+def test_the_valid_call_returns_finite_numbers(module_name, name):
     module = importlib.import_module(module_name)
     if name == "main":
         with contextlib.redirect_stdout(io.StringIO()):
@@ -448,11 +565,15 @@ def test_the_valid_call_returns_without_nan(module_name, name):
         return
     args, kwargs = valid_calls(module_name)[name]
     result = getattr(module, name)(*args, **kwargs)
-    assert not _holds_nan(result), f"{name}{tuple(args)} returned {result!r}"
+    bad = _bad_number(result, name in MAY_RETURN_MINUS_INF)
+    assert bad is None, f"{name}{tuple(args)} returned {result!r}"
 
 
+# NumPy warns when it casts a huge float limit to float32 to compare a numpy.float32 entry
+# with it; the comparison is still right (every float32 is below the limit)
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 @pytest.mark.parametrize("module_name, name", _functions())
-def test_hostile_calls_raise_only_value_or_type_error_return_no_nan_and_mutate_nothing(
+def test_hostile_calls_return_finite_numbers_or_raise_a_named_error_and_mutate_nothing(
         module_name, name):
     module = importlib.import_module(module_name)
     problems = fuzz_main(module) if name == "main" else fuzz_function(module, name)
@@ -465,14 +586,22 @@ def _spin():
         pass
 
 
+def _unnamed_error(x):
+    raise ValueError("x must be finite")  # does not name f
+
+
 @pytest.mark.parametrize("fn, args, expected", [
-    (lambda x: x.append(1.0), [[2.0]], "mutated its arguments"),
-    (lambda x: x.__setitem__(0, NAN), [[2.0]], "mutated its arguments"),
-    (lambda x: [NAN], [[2.0]], "returned a NaN"),
-    (lambda x: {"a": (1.0, [NAN])}, [[2.0]], "returned a NaN"),
-    (lambda x: x[5], [[2.0]], "IndexError"),
-    (lambda x: 1.0 / 0.0, [[2.0]], "ZeroDivisionError"),
-    (lambda x: _spin(), [[2.0]], "still running"),
+    pytest.param(lambda x: x.append(1.0), [[2.0]], "mutated its arguments", id="append"),
+    pytest.param(lambda x: x.__setitem__(0, NAN), [[2.0]], "mutated its arguments", id="set"),
+    pytest.param(lambda x: [NAN], [[2.0]], "returned nan", id="returns NaN"),
+    pytest.param(lambda x: {"a": (1.0, [NAN])}, [[2.0]], "returned nan", id="a nested NaN"),
+    pytest.param(lambda x: [1.0, INF], [[2.0]], "returned inf", id="returns inf"),
+    pytest.param(lambda x: [-INF], [[2.0]], "returned -inf", id="returns -inf"),
+    pytest.param(lambda x: x[5], [[2.0]], "IndexError", id="IndexError"),
+    pytest.param(lambda x: 1.0 / 0.0, [[2.0]], "ZeroDivisionError", id="ZeroDivisionError"),
+    pytest.param(_unnamed_error, [[2.0]], "ValueError does not start with 'f: '",
+                 id="an error that does not name the function"),
+    pytest.param(lambda x: _spin(), [[2.0]], "still running", id="a hang"),
 ])
 def test_the_checker_reports_mutation_nan_escaping_errors_and_hangs(monkeypatch, fn, args,
                                                                      expected):
@@ -480,8 +609,9 @@ def test_the_checker_reports_mutation_nan_escaping_errors_and_hangs(monkeypatch,
     assert expected in (check_call(fn, "f", args, {}) or "")
 
 
-def test_the_checker_accepts_value_and_type_errors_and_nan_in_unmutated_arguments():
+def test_the_checker_accepts_named_errors_and_nan_in_unmutated_arguments():
     def refuse(x):
         raise ValueError("f: x must be finite")
     assert check_call(refuse, "f", [[NAN]], {}) is None
     assert check_call(lambda x: len(x), "f", [[3.0, NAN, 1.0]], {}) is None  # NaN in, none out
+    assert check_call(lambda x: [-INF], "log_softmax", [[2.0]], {}) is None  # a masked logit

@@ -1,0 +1,117 @@
+"""Two questions about scale that the variance argument leaves to the code: which sqrt,
+and where (a head's d_k or the model's width, on the logits or elsewhere, once or twice);
+and what the number of keys n does, which no choice of d_k can answer.
+
+Public names:
+
+    LogitVariance, logit_variance(d_model, heads, ...)   Var(logit) at initialisation, exactly,
+                                                         and what went wrong
+    PLACES, INPUTS                                       where the scale goes; what goes in
+    LengthRow, length_axis(lengths, gap, base)           the winner's weight against n
+
+docs/interview.md quotes both (which sqrt, where; what d_k and n control), and
+docs/derivations.md sections 8 and 9 derive them.
+
+>>> logit_variance(512, 8, divide_by="none").verdict
+'d_k: no scale'
+"""
+
+import math  # exp, log, log1p
+from fractions import Fraction  # exact variances
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+from softmax import as_int, as_list, as_real
+
+__all__ = ["LogitVariance", "logit_variance", "PLACES", "INPUTS", "LengthRow", "length_axis"]
+
+MAX_EXACT = 2 ** 53  # every int up to it is exactly a float: the largest n taken
+
+
+# ------------------------------------------------------------------ which sqrt, where
+
+class LogitVariance(NamedTuple):
+    variance: Fraction  # Var(logit) at initialisation, exactly
+    verdict: str  # "1: right", or what went wrong
+
+
+PLACES = ("logits", "q", "q and k", "W_Q init", "framework scale", "twice")
+INPUTS = ("layer_norm", "E sqrt(d_model) + PE", "E + PE")
+
+
+def logit_variance(d_model: int, heads: int, *, d_k: Optional[int] = None,
+                   divide_by: str = "d_k", where: str = "logits",
+                   inputs: str = "layer_norm") -> LogitVariance:
+    """Return Var(S) = d_k c^2 v^2 at initialisation, exactly, and a verdict naming the
+    mistake, for a head of width d_k (d_model / heads unless given) whose code divides by
+    sqrt(divide_by) ("d_k", "d_model" or "none") at the place `where` (derivations.md
+    section 8).  c is the total factor; v the mean square of the inputs' components, which
+    with W_Q, W_K of N(0, 1/d_model) entries is the variance of q's and k's components.
+    where: "logits", "q", "q and k" (d^-1/4 on each), "W_Q init" (variance 1/(d_model d)),
+    "framework scale" (passed as scale=, replacing the default), "twice" (by hand, then a
+    framework's own 1/sqrt(d_k)).  inputs: "layer_norm" (v = 1), "E sqrt(d_model) + PE"
+    (embeddings N(0, 1/d_model) scaled up, plus sinusoidal positions of mean square 1/2:
+    v = 3/2), "E + PE" (v = 1/d_model + 1/2).
+
+    >>> logit_variance(512, 8), logit_variance(512, 8, divide_by="d_model").verdict
+    (LogitVariance(variance=Fraction(1, 1), verdict='1: right'), '1/heads: divided by d_model')
+    """
+    fn = "logit_variance"
+    d_model, heads = as_int(fn, d_model, "d_model"), as_int(fn, heads, "heads")
+    d_k = d_model // heads if d_k is None else as_int(fn, d_k, "d_k")
+    for what, value, allowed in (("divide_by", divide_by, ("d_k", "d_model", "none")),
+                                 ("where", where, PLACES), ("inputs", inputs, INPUTS)):
+        if value not in allowed:
+            raise ValueError(f"{fn}: {what} must be one of {allowed}, not {value!r}")
+    if d_k < 1:
+        raise ValueError(f"{fn}: heads = {heads} is more than d_model = {d_model}")
+    c2 = {"d_k": Fraction(1, d_k), "d_model": Fraction(1, d_model), "none": 1}[divide_by]
+    c2 = c2 * Fraction(1, d_k) if where == "twice" else c2  # the framework's own 1/sqrt(d_k)
+    v = {"layer_norm": 1, "E sqrt(d_model) + PE": Fraction(3, 2),
+         "E + PE": Fraction(1, d_model) + Fraction(1, 2)}[inputs]
+    variance = d_k * c2 * v * v
+    verdict = ("1: right" if variance == 1 else "d_k: no scale" if c2 == 1 else
+               "1/d_k: scaled twice" if where == "twice" and divide_by == "d_k" else
+               "1/heads: divided by d_model" if divide_by == "d_model" and where != "twice"
+               and d_k * heads == d_model else f"{float(variance):.3g}: not 1")
+    return LogitVariance(variance, verdict)
+
+
+# ------------------------------------------------------------------ the length axis
+
+class LengthRow(NamedTuple):
+    n: int  # keys
+    weight: float  # the winner's softmax weight, logits [gap, 0, ..., 0]
+    entropy: float  # H(p), nats
+    weight_scaled: float  # the same with every logit times ln(n) / ln(base)
+    entropy_scaled: float
+
+
+def _winner(g: float, n: int) -> Tuple[float, float]:
+    """(p_1, H) for softmax([g, 0, ..., 0]) over n keys, from r = (n - 1) e^-g:
+    p_1 = 1 / (1 + r) and H = -p_1 log p_1 - (1 - p_1) log((1 - p_1) / (n - 1)), with
+    log p_1 = -log1p(r), 1 - p_1 = r / (1 + r) and log(1 - p_1) = log r - log1p(r): nothing
+    cancels when the winner takes almost all."""
+    r = (n - 1) * math.exp(-g)
+    if r == 0.0:  # e^-g underflowed: one-hot
+        return 1.0, 0.0
+    p, rest = 1 / (1 + r), r / (1 + r)
+    return p, max(0.0, p * math.log1p(r) - rest * (math.log(r) - math.log1p(r) - math.log(n - 1)))
+
+
+def length_axis(lengths: Sequence[int] = (16, 256, 4096, 65536), gap: float = 5.0,
+                base: int = 16) -> List[LengthRow]:
+    """Return, for each number of keys n, the winner's weight e^g / (e^g + n - 1) and the
+    entropy when one logit is g above n - 1 equal ones, then the same with every logit
+    times ln(n) / ln(base) (scalable softmax; Su's entropy-invariant scale), which keeps
+    the winner's weight as n grows (derivations.md section 9).
+
+    >>> [round(r.weight, 4) for r in length_axis((16, 65536))]
+    [0.9082, 0.0023]
+    """
+    fn = "length_axis"
+    lengths = [as_int(fn, n, "n", 2, MAX_EXACT) for n in as_list(fn, lengths, "lengths")]
+    gap, base = as_real(fn, gap, "gap", limit=700.0), as_int(fn, base, "base", minimum=2)
+    if gap < 0:
+        raise ValueError(f"{fn}: gap is {gap!r}; the winner's lead must be at least 0")
+    return [LengthRow(n, *_winner(gap, n), *_winner(gap * math.log(n) / math.log(base), n))
+            for n in lengths]
