@@ -1,70 +1,257 @@
-"""Print what PyTorch and JAX do in the cases docs/pytorch-jax.md describes.
+"""Print what PyTorch and JAX do in the cases docs/pytorch-jax.md records, dtype by dtype.
 
     python3 docs/check_frameworks.py
 
 Needs torch and/or jax, which this project does not depend on: run it in a throwaway
-virtual environment (for example `python3 -m venv /tmp/fw && /tmp/fw/bin/pip install
-torch jax` and `/tmp/fw/bin/python docs/check_frameworks.py`).  A library that is not
-installed is skipped.  Everything runs in float64 on the CPU.
+virtual environment (for example `python3 -m venv /tmp/fw && /tmp/fw/bin/pip install torch
+jax jaxlib` and `/tmp/fw/bin/python docs/check_frameworks.py`).  A library that is not
+installed is skipped.  Everything runs on the CPU, in float64, float32, float16 and
+bfloat16, and each low-precision result is printed beside what docs/lowprecision.py's
+emulation computes for the same case ("emulation: ..."), so a disagreement shows.
+
+The first lines of each library's report are the float64 checks of the API table
+(is_causal with a mask, causal alignment, nn.MultiheadAttention's mask polarity).
+
+Public names: check_torch(), check_jax(), outcome(p, keep).
 """
 
+import datetime  # the date of the check, for the record
+import math  # inf, isnan
+import os  # the project's folders, so that the emulation can be imported
 import platform  # the Python version, for the record
+import sys  # path
+from typing import List, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+for _path in (os.path.dirname(HERE), HERE):  # the library, and docs/lowprecision.py
+    if _path not in sys.path:
+        sys.path.append(_path)
+
+import lowprecision  # noqa: E402
+from softmax import softmax  # noqa: E402
+
+__all__ = ["check_torch", "check_jax", "outcome"]
+
+SCORES, KEEP, NONE = lowprecision.SCORES, lowprecision.KEEP, lowprecision.NONE
+FILLS = (-math.inf, -1e9, -1000.0)
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+
+def outcome(p: Sequence[float], keep: Sequence[bool]) -> str:
+    """Name a row of weights by the float64 answer it is nearest to, as low-precision.md
+    does: NaN, zeros, uniform, as if unmasked, as if the masked keys were absent."""
+    if any(math.isnan(v) for v in p):
+        return "NaN"
+    if all(v == 0.0 for v in p):
+        return "zeros"
+    references = {"as if unmasked": softmax(SCORES), "uniform": [1 / len(p)] * len(p)}
+    if any(keep):
+        kept = iter(softmax([s for s, k in zip(SCORES, keep) if k]))
+        references["as if absent"] = [next(kept) if k else 0.0 for k in keep]
+    gap, name = min((max(abs(a - b) for a, b in zip(p, ref)), name)
+                    for name, ref in references.items())
+    return name if gap < 0.1 else f"none of them (nearest: {name})"
+
+
+def _emulated(keep: List[bool], fill: float, dtype: str, how: str) -> str:
+    if dtype == "float64":
+        return ""
+    p = lowprecision.softmax_in(lowprecision.mask_scores(SCORES, keep, fill, dtype, how), dtype)
+    return f"   (emulation: {outcome(p, keep)})"
+
+
+def _header(name: str, version: str) -> None:
+    print(f"{name} {version}, Python {platform.python_version()}, checked "
+          f"{datetime.date.today().isoformat()}, on the CPU")
 
 
 def check_torch() -> None:
-    """Fully masked row, is_causal with a mask, causal alignment, MultiheadAttention's mask."""
+    """Fills, fully masked rows, exp overflow without the shift, F.scaled_dot_product_attention
+    and nn.MultiheadAttention on a fully masked row, by dtype; bfloat16 conversion."""
     import torch
     import torch.nn.functional as F
-    torch.set_default_dtype(torch.float64)
-    print(f"torch {torch.__version__}, Python {platform.python_version()}")
+    _header("torch", torch.__version__)
+    _torch_api(torch, F)
+    x = 1 + 2 ** -8 + 2 ** -30
+    print(f"  {x!r} float64 -> bfloat16:",
+          torch.tensor(x, dtype=torch.float64).to(torch.bfloat16).item(),
+          f"(emulation: {lowprecision.round_to(x, 'bfloat16')})")
+    for name in DTYPES:
+        dt = getattr(torch, name)
+        print(f" {name}")
+        print("  -1e9 stored by torch.tensor:", torch.tensor(-1e9, dtype=dt).item())
+        try:
+            torch.zeros(2, dtype=dt).masked_fill(torch.tensor([True, False]), -1e9)
+            print("  masked_fill(-1e9): accepted")
+        except RuntimeError as error:
+            print("  masked_fill(-1e9) raises:", str(error).splitlines()[0])
+        scores = torch.tensor(SCORES, dtype=torch.float64).to(dt)
+        for keep, row in ((KEEP, "keeps keys"), (NONE, "fully masked")):
+            allowed = torch.tensor(keep)
+            for fill in FILLS:
+                added = scores + torch.where(allowed, 0.0, fill).to(dt)  # the fill stored in dt
+                p = torch.softmax(added, -1).double().tolist()
+                print(f"  {row:12} {fill:<6g} added:        {outcome(p, keep):22}"
+                      f"{_emulated(keep, fill, name, 'add')}")
+                try:
+                    p = torch.softmax(scores.masked_fill(~allowed, fill), -1).double().tolist()
+                    said = outcome(p, keep)
+                except RuntimeError:
+                    said = "RuntimeError (the fill overflows)"
+                print(f"  {row:12} {fill:<6g} masked_fill:  {said:22}"
+                      f"{_emulated(keep, fill, name, 'fill')}")
+        t = lowprecision.exp_threshold(name)
+        big = torch.tensor([t.stored, lowprecision.round_to(t.overflow_from, name)],
+                           dtype=torch.float64).to(dt)  # the last finite exp, the next number
+        print(f"  exp({big.tolist()}):", torch.exp(big).tolist())
+        row = torch.tensor([10.0, 11.0, 12.0], dtype=dt)
+        print("  unshifted softmax of [10, 11, 12]:",
+              (torch.exp(row) / torch.exp(row).sum()).double().tolist(),
+              f"(emulation: {lowprecision.softmax_in([10.0, 11.0, 12.0], name, shift=False)})")
+        print("  torch.softmax of [10, 11, 12]:", torch.softmax(row, -1).double().tolist())
+        if name in ("float16", "bfloat16"):
+            _rounded_once(lambda x: torch.softmax(x, -1), lambda x: x.double(),
+                          lambda x: torch.tensor(x, dtype=torch.float64).to(dt),
+                          lambda p: p.to(dt), torch.exp, "torch.softmax")
+        _torch_attention(torch, F, dt)
+
+
+def _rounded_once(fn, wide, make, narrow, exp, said: str, rows: int = 2000) -> None:
+    """How often fn (a softmax in a narrow dtype) equals the float64 softmax rounded once
+    to that dtype, against a softmax written out of the dtype's own operations."""
+    import random
+    rng, once, per_op = random.Random(0), 0, 0
+    for _ in range(rows):
+        x = make([rng.gauss(0.0, 3.0) for _ in range(rng.randint(2, 12))])
+        e = exp(wide(x) - wide(x).max())
+        want = narrow(e / e.sum())
+        e_narrow = exp(x - x.max())
+        once += bool((fn(x) == want).all())
+        per_op += bool((e_narrow / e_narrow.sum() != want).any())
+    print(f"  {said} equals the float64 softmax rounded once in {once}/{rows} random rows; "
+          f"written out of the dtype's operations, {per_op}/{rows} rows differ from it")
+
+
+def _torch_api(torch, F) -> None:
+    """is_causal with a mask, causal alignment, MultiheadAttention's mask (float64)."""
     g = torch.Generator().manual_seed(0)
-    q, k, v = torch.randn(1, 2, 3, generator=g), torch.randn(1, 4, 3, generator=g), \
-        torch.randn(1, 4, 2, generator=g)
-    mask = torch.tensor([[[True, True, False, False], [False, False, False, False]]])
-    print("  fully masked row, bool mask:     ",
-          F.scaled_dot_product_attention(q, k, v, attn_mask=mask)[0, 1].tolist())
-    bias = torch.zeros(1, 2, 4).masked_fill(~mask, float("-inf"))
-    print("  fully masked row, float -inf mask:",
-          F.scaled_dot_product_attention(q, k, v, attn_mask=bias)[0, 1].tolist())
-    reference = torch.softmax(q @ k.transpose(-2, -1) / 3 ** 0.5 + bias, dim=-1) @ v
-    print("  the documentation's reference code:", reference[0, 1].tolist())
+    q, k, v = (torch.randn(1, n, 3, generator=g, dtype=torch.float64) for n in (2, 4, 4))
+    mask = torch.tensor([[[True, True, False, False], [True, False, False, False]]])
     try:
         F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
         print("  is_causal with attn_mask: accepted")
     except RuntimeError as error:
         print("  is_causal with attn_mask raises:", str(error).splitlines()[0])
-    weights = F.scaled_dot_product_attention(q, k, torch.eye(4).unsqueeze(0), is_causal=True)
+    eye = torch.eye(4, dtype=torch.float64).unsqueeze(0)
+    weights = F.scaled_dot_product_attention(q, k, eye, is_causal=True)  # V = I: P itself
     print("  is_causal, 2 queries x 4 keys, weights:",
           [[round(w, 3) for w in row] for row in weights[0].tolist()])
     torch.manual_seed(0)
-    mha = torch.nn.MultiheadAttention(3, 1, batch_first=True)
-    x = torch.randn(1, 2, 3)
+    mha = torch.nn.MultiheadAttention(3, 1, batch_first=True, dtype=torch.float64)
+    x = torch.randn(1, 2, 3, dtype=torch.float64)
     _, w = mha(x, x, x, attn_mask=torch.tensor([[False, True], [False, True]]))
     print("  MultiheadAttention, attn_mask True on key 1, weights:",
           [[round(a, 4) for a in row] for row in w[0].tolist()])
 
 
+def _torch_attention(torch, F, dt) -> None:
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, n, 4, generator=g, dtype=torch.float64).to(dt) for n in (2, 3, 3))
+    mask = torch.tensor([[[True, False, True], [False, False, False]]])  # row 1: nothing
+    out = {"bool mask": F.scaled_dot_product_attention(q, k, v, attn_mask=mask)}
+    for fill in (-math.inf, -1e9):
+        bias = torch.where(mask, 0.0, fill).to(dt)
+        out[f"float mask {fill:g}"] = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    mean_v = v[0].double().mean(0)
+    unmasked = F.scaled_dot_product_attention(q, k, v)[0, 1].double()
+    for said, o in out.items():
+        row = o[0, 1].double()
+        kind = ("NaN" if row.isnan().any() else "zeros" if (row == 0).all() else
+                "mean of V" if (row - mean_v).abs().max() < 1e-2 else
+                "as if unmasked" if (row - unmasked).abs().max() < 1e-2 else "other")
+        print(f"  F.scaled_dot_product_attention, fully masked row, {said}: {kind}")
+    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True, dtype=dt)
+    x = torch.randn(1, 2, 4, generator=g, dtype=torch.float64).to(dt)
+    blocked = torch.tensor([[False, False], [True, True]])  # True = blocked here
+    for need_weights in (True, False):
+        o, _ = mha(x, x, x, attn_mask=blocked, need_weights=need_weights)
+        row = o[0, 1]
+        kind = "NaN" if row.isnan().any() else "zeros" if (row == 0).all() else "other"
+        print(f"  nn.MultiheadAttention, fully masked row, need_weights={need_weights}: {kind}")
+
+
 def check_jax() -> None:
-    """Fully masked row with a bool mask and with a -inf bias; mask with is_causal."""
+    """Fills and fully masked rows with jax.nn.softmax, exp overflow, and
+    jax.nn.dot_product_attention on a fully masked row, by dtype."""
     import jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
-    print(f"jax {jax.__version__}, Python {platform.python_version()}")
-    keys = jax.random.split(jax.random.PRNGKey(0), 3)
-    q, k, v = (jax.random.normal(key, shape) for key, shape in
-               zip(keys, [(1, 2, 1, 4), (1, 4, 1, 4), (1, 4, 1, 4)]))  # (B, T, N, H)
-    mask = jnp.array([[True, True, False, False], [False, False, False, False]])[None, None]
-    out = jax.nn.dot_product_attention(q, k, v, mask=mask)
-    print("  fully masked row, bool mask:", out[0, 1, 0].tolist())
-    print("  the mean of V:              ", v[0, :, 0].mean(0).tolist())
-    bias = jnp.where(mask, 0.0, -jnp.inf)
-    print("  fully masked row, -inf bias:",
-          jax.nn.dot_product_attention(q, k, v, bias=bias)[0, 1, 0].tolist())
+    _header("jax", jax.__version__)
+    keys = jax.random.split(jax.random.PRNGKey(1), 3)
+    q, k, v = (jax.random.normal(key, (1, n, 1, 4), jnp.float64) for key, n in
+               zip(keys, (2, 4, 4)))
+    mask = jnp.asarray([[True, True, False, False], [True, False, False, False]])[None, None]
     try:
         jax.nn.dot_product_attention(q, k, v, mask=mask, is_causal=True)
         print("  mask with is_causal: accepted")
     except ValueError as error:
         print("  mask with is_causal raises:", error)
+    eye = jnp.eye(4, dtype=jnp.float64)[None, :, None, :]  # V = I: the weights themselves
+    weights = jax.nn.dot_product_attention(q, k, eye, is_causal=True)[0, :, 0]
+    print("  is_causal, 2 queries x 4 keys, weights:",
+          [[round(float(w), 3) for w in row] for row in weights])
+    x = 1 + 2 ** -8 + 2 ** -30
+    print(f"  {x!r} float64 -> bfloat16:", float(jnp.asarray(x, jnp.float64).astype(jnp.bfloat16)),
+          f"(emulation: {lowprecision.round_to(x, 'bfloat16')})")
+    for name in DTYPES:
+        dt = getattr(jnp, name)
+        print(f" {name}")
+        print("  -1e9 stored:", float(jnp.asarray(-1e9, jnp.float64).astype(dt)))
+        scores = jnp.asarray(SCORES, jnp.float64).astype(dt)
+        for keep, row in ((KEEP, "keeps keys"), (NONE, "fully masked")):
+            allowed = jnp.asarray(keep)
+            for fill in FILLS:
+                f = jnp.asarray(fill, jnp.float64).astype(dt)
+                for how, logits in (("add", scores + jnp.where(allowed, jnp.zeros((), dt), f)),
+                                    ("fill", jnp.where(allowed, scores, f))):
+                    p = [float(v) for v in jax.nn.softmax(logits)]
+                    said = "added:       " if how == "add" else "written over:"
+                    print(f"  {row:12} {fill:<6g} {said} {outcome(p, keep):22}"
+                          f"{_emulated(keep, fill, name, how)}")
+        t = lowprecision.exp_threshold(name)
+        big = jnp.asarray([t.stored, lowprecision.round_to(t.overflow_from, name)]).astype(dt)
+        print(f"  exp({[float(b) for b in big]}):", [float(e) for e in jnp.exp(big)])
+        row = jnp.asarray([10.0, 11.0, 12.0]).astype(dt)
+        print("  unshifted softmax of [10, 11, 12]:",
+              [float(v) for v in jnp.exp(row) / jnp.exp(row).sum()])
+        if name in ("float16", "bfloat16"):
+            _rounded_once(jax.nn.softmax, lambda x: x.astype(jnp.float64),
+                          lambda x: jnp.asarray(x, jnp.float64).astype(dt),
+                          lambda p: p.astype(dt), jnp.exp, "jax.nn.softmax")
+        _jax_attention(jax, jnp, dt)
+
+
+def _jax_attention(jax, jnp, dt) -> None:
+    keys = jax.random.split(jax.random.PRNGKey(0), 3)
+    q, k, v = (jax.random.normal(key, (1, n, 1, 4), jnp.float64).astype(dt)
+               for key, n in zip(keys, (2, 3, 3)))  # (B, T, N, H)
+    mask = jnp.asarray([[True, False, True], [False, False, False]])[None, None]
+    out = {"bool mask": jax.nn.dot_product_attention(q, k, v, mask=mask)}
+    for fill in (-math.inf, -1e9):
+        bias = jnp.where(mask, 0.0, fill).astype(dt)
+        out[f"bias {fill:g}"] = jax.nn.dot_product_attention(q, k, v, bias=bias)
+    mean_v = v[0, :, 0].astype(jnp.float64).mean(0)
+    unmasked = jax.nn.dot_product_attention(q, k, v)[0, 1, 0].astype(jnp.float64)
+    for said, o in out.items():
+        row = o[0, 1, 0].astype(jnp.float64)
+        kind = ("NaN" if jnp.isnan(row).any() else "zeros" if (row == 0).all() else
+                "mean of V" if jnp.abs(row - mean_v).max() < 1e-2 else
+                "as if unmasked" if jnp.abs(row - unmasked).max() < 1e-2 else "other")
+        print(f"  jax.nn.dot_product_attention, fully masked row, {said}: {kind}")
+    bias = jnp.where(mask, 0.0, -1e9).astype(dt)
+    gap = jnp.abs(jax.nn.dot_product_attention(q, k, v, bias=bias)[0, 1, 0].astype(jnp.float64)
+                  - mean_v).max()
+    print(f"  ... its -1e9 row against the mean of V: largest difference {float(gap):.2g}")
 
 
 if __name__ == "__main__":
