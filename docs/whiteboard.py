@@ -6,7 +6,9 @@ function computes the same thing as the library to about 1e-12; the library adds
 checks, masks and the numerical care described in docs/numerics.md.
 tests/test_docs.py compares every one of them with the library on seeded random inputs
 and checks the line limits: a softmax body of at most 5 lines, attention at most 8,
-its backward pass at most 15.  docs/whiteboard.md is generated from this file.
+its backward pass at most 15.  docs/whiteboard.md shows them after the library's own
+cores.  `python3 docs/check.py docs/whiteboard.py` passes their arithmetic and flags what
+they leave out on purpose: shape checks, and a row whose every logit is -inf.
 
 A matrix is a list of rows: Q is n x d_k, K is m x d_k, V is m x d_v.
 """
@@ -71,6 +73,17 @@ def attention_backward(Q, K, V, dO, scale=None):
     dQ = [[c * v for v in row] for row in matmul(dS, K)]  # S = c Q K^T
     dK = [[c * v for v in row] for row in matmul(transpose(dS), Q)]
     return dQ, dK, dV
+
+
+def causal_attention(Q, K, V, scale=None):
+    """Query i sees keys j <= i + m - n: the last query sees every key (bottom-right)."""
+    c = 1 / math.sqrt(len(K[0])) if scale is None else scale
+    out = []
+    for i, q in enumerate(Q):
+        seen = range(i + len(K) - len(Q) + 1)  # with a cache of m keys, the newest query last
+        p = softmax([c * dot(q, K[j]) for j in seen])
+        out.append([sum(p_j * V[j][e] for p_j, j in zip(p, seen)) for e in range(len(V[0]))])
+    return out
 
 
 def streaming_attention(Q, K, V, scale=None):
