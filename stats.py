@@ -332,14 +332,14 @@ def median_interval(xs: Sequence[float], coverage: float = 0.95) -> Median:
     xs, coverage = sorted(as_vector(fn, xs, "xs")), as_real(fn, coverage, "coverage")
     if not 0 < coverage < 1:
         raise ValueError(f"{fn}: coverage is {coverage!r}; it must lie strictly between 0 and 1")
-    n, l, tail, term = len(xs), 1, 1, 1  # tail = 2^n P(B < l), term = C(n, l - 1): exact ints
-    while l < n // 2:
-        term = term * (n - l + 1) // l  # C(n, l)
-        if 2 * (tail + term) / 2 ** n > 1 - coverage:  # int / int: rounded once
-            break
-        tail, l = tail + term, l + 1
-    return Median(statistics.median(xs), xs[l - 1], xs[n - l],
-                  round(1 - 2 * tail / 2 ** n, 4) if n > 1 else 0.0)
+    n, (a, b) = len(xs), coverage.as_integer_ratio()
+    l = max(1, n // 2)  # from the middle outwards: about 2 sqrt(n) steps, in exact ints
+    term = math.comb(n, l)  # C(n, l); inside = 2^n P(l <= B <= n - l): the terms at l and n - l
+    inside = term * (2 if n - l > l else n - l == l)  # (one term if l = n - l, none if n = 1)
+    while l > 1 and inside * b < a << n:
+        term, l = term * l // (n - l + 1), l - 1  # C(n, l - 1)
+        inside += 2 * term
+    return Median(statistics.median(xs), xs[l - 1], xs[n - l], round(inside / 2 ** n, 4))
 
 
 # ------------------------------------------------------------------------ simulation
@@ -379,7 +379,9 @@ def layer_norm(x: Sequence[float]) -> Vector:
     >>> layer_norm([1.0, 3.0]), layer_norm([1e16, 1e16 + 2])
     ([-1.0, 1.0], [-1.0, 1.0])
     """
-    d = _centred(as_vector("layer_norm", x))
+    x = as_vector("layer_norm", x)
+    e = math.frexp(max(map(abs, x)))[1]  # x 2^-e is exact, and the squares stay normal floats
+    d = _centred([math.ldexp(v, -e) for v in x])
     sigma = math.sqrt(math.fsum(v * v for v in d) / len(d))
     if sigma == 0.0:
         raise ValueError(f"layer_norm: all {len(d)} entries are equal; the variance is 0")
@@ -579,9 +581,11 @@ def report(seed: int = 0, samples: int = 1000, trials: int = TRIALS, keys: int =
     (8.85, 0.6054)
     """
     fn = "report"
-    seed, samples = as_int(fn, seed, "seed", minimum=-2 ** 64), as_int(fn, samples, "samples")
+    seed, samples = as_int(fn, seed, "seed", 0, 2 ** 64 - 1), as_int(fn, samples, "samples")
     keys, trials = as_int(fn, keys, "keys", minimum=2), as_int(fn, trials, "trials", minimum=2)
     dks = tuple(as_int(fn, d, "d_k", 2, MAX_EXACT) for d in as_list(fn, dks, "dks"))
+    if len(set(dks)) < len(dks):
+        raise ValueError(f"{fn}: dks = {list(dks)} repeats a d_k; give each once")
     variance = {}
     for d_k in dks:
         draws = sample_dot_products(d_k, samples, seed=seed + d_k)
@@ -616,9 +620,10 @@ def _interval(m: Median) -> str:
 
 def _format_report(r: Report) -> List[str]:
     """The lines `python3 stats.py` prints for a Report, at most 79 characters wide."""
-    lines = [f"The sqrt(d_k) of softmax(Q K^T / sqrt(d_k)) V, in numbers (seed {r.seed})",
+    lines = ["The sqrt(d_k) of softmax(Q K^T / sqrt(d_k)) V, in numbers",
              "At initialisation: q, k, V and the upstream gradient G with independent",
-             "N(0, 1) entries.  Simulated numbers carry a standard error or an interval."]
+             "N(0, 1) entries.  Simulated numbers carry a standard error or an interval.",
+             f"Seed {r.seed}."]
     lines += _header("1. Var(q . k) = d_k, and 1 after dividing by sqrt(d_k)")
     lines += [f"   {r.samples} fresh (q, k) pairs per d_k; +- one standard error",
               "   sqrt((2 d_k^2 + 6 d_k) / n)", f"{'d_k':>7} {'Var(q . k)':>17}"
@@ -676,10 +681,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     A bad option, or a run of more than WORK draws, exits through argparse with status 2.
     """
-    parser = argparse.ArgumentParser(prog="python3 stats.py", description="Why attention "
-                                     "divides q . k by sqrt(d_k), in numbers, at "
-                                     "initialisation.  The same --seed prints the same "
-                                     "report on every Python from 3.9 to 3.13.")
+    parser = argparse.ArgumentParser(prog="python3 stats.py", description="The variance argument "
+                                     "for sqrt(d_k), in numbers; the same on Python 3.9 to 3.13.")
     for flag, kind, default, what in (
             ("--seed", int, 0, "the seed"), ("--samples", int, 1000, "(q, k) pairs per d_k"),
             ("--trials", int, TRIALS, "attention rows per d_k, sections 3 to 5"),
@@ -688,7 +691,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.add_argument(flag, type=kind, default=default, help=f"{what} (default {default})")
     args = parser.parse_args(argv)
     try:
-        dks = [int(part) for part in args.dk.split(",")]
+        dks = [int(part) if part.strip().isdigit() else as_int("--dk", part, "each d_k")
+               for part in args.dk.split(",")]
         work = args.samples * sum(dks) + args.trials * args.keys * len(dks)
         if work > WORK:
             raise ValueError(f"these options ask for about {work:.1e} draws; keep them under "

@@ -1,7 +1,7 @@
 """Regenerate every figure and every generated number of the documentation.
 
     python3 docs/build.py            # write docs/figures/*.svg, docs/whiteboard.md, and the
-                                     # generated blocks of README.md and docs/*.md
+                                     # generated parts of README.md and docs/*.md
     python3 docs/build.py --check    # write nothing; exit 1 if any of them is out of date
 
 Numbers in the Markdown files sit between markers that this script owns, so they are
@@ -10,199 +10,149 @@ never typed by hand:
     <!--v:NAME-->0.8105<!--/v-->               one value, inline
     <!--begin:NAME--> ... <!--end:NAME-->      a block (a table), on lines of its own
 
-The figures and the numbers come from one computation (`compute(Settings())`), with the
-same seeds and sizes as the report `python3 stats.py`, so the report, the figures and the
-prose agree.  Files are written through a temporary file and renamed.
+Everything comes from one computation, `stats.report()`, the same call and defaults as
+`python3 stats.py`, so the report, the figures and the prose cannot disagree; the training
+experiment's tables come from its committed records (experiments/results.json, made by
+the command in experiments/README.md); low precision from docs/lowprecision.py.  Files
+are written through a temporary file and renamed.  The whole build takes seconds.
 """
 
 import argparse  # --check, --figures-dir
+import ast  # the cores' source, for whiteboard.md
+import contextlib  # the report's lines, as `python3 stats.py` prints them
+import io  # the same
 import json  # docs/figures/data.json
-import math  # sqrt, fsum
+import math  # log, sqrt
 import os  # paths
 import re  # the markers
-import statistics  # NormalDist, for the coverage of a range
 import sys  # path, exit, stderr
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-for _path in (ROOT, HERE):
-    if _path not in sys.path:  # run as a script: find the library and the docs' modules
+for _path in (ROOT, HERE, os.path.join(ROOT, "experiments")):  # run as a script: find the
+    if _path not in sys.path:  # library, the docs' modules and the experiment
         sys.path.append(_path)
 
 import attention  # noqa: E402
+import compensated  # noqa: E402
+import learning  # noqa: E402
+import lowprecision  # noqa: E402
+import scales  # noqa: E402
 import stats  # noqa: E402
 import worked_examples  # noqa: E402
 from figures import Axis, Series, plot, write_atomic  # noqa: E402
 from softmax import log_softmax, softmax  # noqa: E402
-from worked_examples import spread_table, worked_examples_table  # noqa: E402
 
 MARKDOWN = ["README.md", "docs/README.md", "docs/derivations.md", "docs/equations.md",
-            "docs/documents.md",
-            "docs/worked-examples.md", "docs/interview.md", "docs/numerics.md",
-            "docs/pytorch-jax.md", "docs/glossary.md"]  # files with generated parts
+            "docs/documents.md", "docs/worked-examples.md", "docs/interview.md",
+            "docs/numerics.md", "docs/pytorch-jax.md", "docs/glossary.md",
+            "docs/low-precision.md", "experiments/README.md"]  # files with generated parts
 VALUE = re.compile(r"<!--v:([\w.-]+)-->(.*?)<!--/v-->")
 BLOCK = re.compile(r"(<!--begin:([\w.-]+)-->\n)(.*?)(<!--end:\2-->)", re.S)
-
-
-class Settings(NamedTuple):
-    """The sizes of the computation: the defaults are those of `python3 stats.py`."""
-    seed: int = 0
-    samples: int = 1000  # (q, k) pairs per d_k for the variance
-    trials: int = 60  # attention rows per d_k for saturation and gradients
-    keys: int = 16  # m, keys per row
-    dks: Tuple[int, ...] = (16, 64, 128, 512, 1024)
-    d_as: Tuple[int, ...] = (16, 64, 256, 1024)  # additive attention's hidden widths
-
-
-SCALINGS = ("none", "1/sqrt(d_k)")  # unscaled, scaled
-ADDITIVE_D = 64  # the width of q and k for additive attention's score variance
+ARMS = {"1": "unscaled", "1/sqrt(d_k)": "scaled"}  # the report's two arms
+D_AS = (16, 64, 256, 1024)  # additive attention's hidden widths
+ADDITIVE_D = 64  # the width of q and k there
+REPORT_HEAD = 16  # lines of `python3 stats.py` shown in the README
 
 
 class Data(NamedTuple):
-    """Every computed number; stored as docs/figures/data.json by the build."""
-    settings: Settings
-    variance: Dict[int, Tuple[float, float]]  # d_k -> (mean of (q.k)^2, standard error)
-    saturation: Dict[Tuple[int, str], stats.Saturation]  # (d_k, scaling) -> the means
-    gradients: Dict[Tuple[int, str], stats.GradientNorms]
-    additive: Dict[int, Tuple[float, float]]  # d_a -> Var(e) and its standard error, w_v ~ N(0, 1)
-    learning: Optional[object]  # experiments.learning.learning_curves(), when it exists
-
-    def to_json(self) -> str:
-        """Return the data as JSON text (floats as repr: exact, and the same every time)."""
-        return json.dumps({
-            "settings": self.settings._asdict(),
-            "variance": {str(k): list(v) for k, v in self.variance.items()},
-            "saturation": {f"{k} {n}": list(v) for (k, n), v in self.saturation.items()},
-            "gradients": {f"{k} {n}": list(v) for (k, n), v in self.gradients.items()},
-            "additive": {str(k): list(v) for k, v in self.additive.items()},
-            "learning": self.learning}, indent=1, sort_keys=True) + "\n"
-
-    @staticmethod
-    def from_json(text: str) -> "Data":
-        """Return the Data that to_json wrote."""
-        raw = json.loads(text)
-        def pair(key: str) -> Tuple[int, str]:  # "64 none" -> (64, "none")
-            d_k, scaling = key.split(" ", 1)
-            return int(d_k), scaling
-
-        settings = raw["settings"]
-        return Data(Settings(**{**settings, "dks": tuple(settings["dks"]),
-                                "d_as": tuple(settings["d_as"])}),
-                    {int(k): tuple(v) for k, v in raw["variance"].items()},
-                    {pair(k): stats.Saturation(*v) for k, v in raw["saturation"].items()},
-                    {pair(k): stats.GradientNorms(*v) for k, v in raw["gradients"].items()},
-                    {int(k): tuple(v) for k, v in raw["additive"].items()}, raw["learning"])
+    """Every computed number the docs use."""
+    report: stats.Report  # the report of python3 stats.py, at its defaults
+    report_lines: List[str]  # what python3 stats.py prints
+    additive: Dict[int, stats.ScoreVariance]  # d_a -> Var(e) with w_v ~ N(0, 1)
+    learning: dict  # the training experiment's tables, from its committed records
 
 
-# -------------------------------------------------------------- the computation
-
-def _variance(d_k: int, s: Settings) -> Tuple[float, float]:
-    draws = stats.sample_dot_products(d_k, s.samples, seed=s.seed + d_k)  # as the report
-    second_moment = math.fsum(x * x for x in draws) / s.samples  # the mean 0 is known
-    return second_moment, stats.variance_standard_error(d_k, s.samples)
-
-
-def _arm(d_k: int, scaled: bool) -> str:
-    return f"{d_k} {'scaled' if scaled else 'unscaled'}"  # a JSON key: "64 unscaled"
-
-
-LEARNING = dict(seeds=(100, 101, 102), steps=100)  # median of three held-out seeds
+def compute(report: Optional[stats.Report] = None) -> Data:
+    """Return every number of the figures and the prose, from one set of seeds; report,
+    if given, must be stats.report() (the tests pass the one they computed already)."""
+    r = stats.report() if report is None else report
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # the same defaults, so the same numbers
+        stats.main([])
+    additive = {d_a: stats.additive_score_variance(d_a, r.samples, d=ADDITIVE_D, seed=r.seed + d_a)
+                for d_a in D_AS}
+    return Data(r, printed.getvalue().splitlines(), additive, learning.docs_data())
 
 
-def _learning() -> Optional[Dict[str, List[float]]]:
-    """Return {"<d_k> scaled|unscaled": held-out accuracy after t = 0, 1, ... steps}.
-
-    From experiments/learning.py's learning_curves() (issue 8); None until it is there.
-    """
-    try:
-        sys.path.append(os.path.join(ROOT, "experiments"))
-        import learning
-        curves = learning.learning_curves(**LEARNING)
-        diagnostics = {(d_k, scaled): learning.initial_diagnostics(d_k, scaled)
-                       for d_k, scaled in curves}
-    except (ImportError, AttributeError, OSError, ValueError) as error:  # not landed yet
-        print(f"docs/build.py: no learning curves yet ({error}); figure (e) skipped",
-              file=sys.stderr)
-        return None
-    return {"d_model": learning.D_MODEL,
-            "curves": {_arm(*key): list(accuracy) for key, accuracy in sorted(curves.items())},
-            "diagnostics": {_arm(*key): dict(value._asdict())
-                            for key, value in sorted(diagnostics.items())}}
-
-
-def compute(s: Settings = Settings(), *, with_learning: bool = True) -> Data:
-    """Return every number the figures and the prose use, from one set of seeds."""
-    pairs = [(d_k, name) for d_k in s.dks for name in SCALINGS]
-    options = dict(m=s.keys, trials=s.trials)
-    return Data(
-        s, {d_k: _variance(d_k, s) for d_k in s.dks},
-        {(d, n): stats.saturation_stats(d, n, seed=s.seed + d, **options) for d, n in pairs},
-        {(d, n): stats.gradient_stats(d, n, seed=s.seed + d, **options) for d, n in pairs},
-        {d_a: tuple(stats.additive_score_variance(d_a, s.samples, d=ADDITIVE_D, seed=s.seed + d_a))
-         for d_a in s.d_as},
-        _learning() if with_learning else None)
+def to_json(data: Data) -> str:
+    """docs/figures/data.json: the numbers behind the figures (floats as repr: exact)."""
+    r = data.report
+    return json.dumps({
+        "settings": {"seed": r.seed, "samples": r.samples, "trials": r.trials, "keys": r.keys,
+                     "dks": list(r.dks)},
+        "variance": {str(d): list(v) for d, v in r.variance.items()},
+        "projection": list(r.projection),
+        "saturation": {f"{d} {name}": [list(v) for v in s]
+                       for (d, name), s in r.saturation.items()},
+        "gradients": {f"{d} {name}": [list(v) for v in g]
+                      for (d, name), g in r.gradients.items()},
+        "additive": {str(d): list(v) for d, v in data.additive.items()},
+        "learning": data.learning}, indent=1, sort_keys=True) + "\n"
 
 
 # ------------------------------------------------------------------ the figures
 
-MODERATE = [2.0, 1.0, 0.0, -1.0]  # the causal-chain document's moderate logits
-
-
 def figure_variance(data: Data) -> str:
-    """(a) Var(q.k) and Var(q.k / sqrt(d_k)) against d_k, log-log, +- one standard error."""
-    dks = list(data.settings.dks)
-    v, se = zip(*(data.variance[d] for d in dks))
-    return plot(
-        f"Variance of the score ({data.settings.samples} pairs per d_k)",
-        Axis("d_k (log scale)", log=True, ticks=dks), Axis("variance (log scale)", log=True),
-        [Series("Var(q·k), simulated", dks, list(v), list(se), style=0),
-         Series("d_k (theory)", dks, [float(d) for d in dks], style=5),
-         Series("Var(q·k/√d_k), simulated", dks, [a / d for a, d in zip(v, dks)],
-                [e / d for e, d in zip(se, dks)], style=1),
-         Series("1 (theory)", dks, [1.0] * len(dks), style=4)])
+    """Var(q.k) and Var(q.k / sqrt(d_k)) against d_k, log-log, +- one standard error."""
+    r = data.report
+    dks = list(r.dks)
+    v, se = zip(*(r.variance[d] for d in dks))
+    return plot(f"Variance of the score at initialisation ({r.samples} pairs per d_k)",
+                Axis("d_k (log scale)", log=True, ticks=dks),
+                Axis("variance (log scale)", log=True),
+                [Series("Var(q·k), simulated", dks, list(v), list(se), style=0),
+                 Series("d_k (theory)", dks, [float(d) for d in dks], style=5),
+                 Series("Var(q·k/√d_k), simulated", dks, [a / d for a, d in zip(v, dks)],
+                        [e / d for e, d in zip(se, dks)], style=1),
+                 Series("1 (theory)", dks, [1.0] * len(dks), style=4)])
 
 
 def figure_saturation(data: Data) -> str:
-    """(b) largest weight and entropy against d_k, scaled against unscaled."""
-    dks = list(data.settings.dks)
-    sat = data.saturation
-    return plot(
-        f"Softmax saturation over m = {data.settings.keys} keys",
-        Axis("d_k (log scale)", log=True, ticks=dks),
-        Axis("largest weight; entropy (nats)", ticks=[0.0, 0.5, 1.0, 1.5, 2.0, 2.5]),
-        [Series("max weight, unscaled", dks, [sat[d, "none"].max_weight for d in dks], style=2),
-         Series("max weight, scaled", dks, [sat[d, SCALINGS[1]].max_weight for d in dks], style=0),
-         Series("entropy, unscaled", dks, [sat[d, "none"].entropy for d in dks], style=3),
-         Series("entropy, scaled", dks, [sat[d, SCALINGS[1]].entropy for d in dks], style=1)])
-
-
-def _figure_gradient(data: Data, what: str, title: str) -> str:
-    dks = list(data.settings.dks)
-    g = data.gradients
+    """The mean largest weight and entropy against d_k, +- one standard error."""
+    r = data.report
+    dks = list(r.dks)
     series = []
-    arms = (("none", "median"), (SCALINGS[1], "median"), ("none", "mean"), (SCALINGS[1], "mean"))
-    for style, (name, statistic) in enumerate(arms):
-        field = f"{what}_grad_median" if statistic == "median" else f"{what}_grad"
-        label = f"{statistic}, {'unscaled' if name == 'none' else 'scaled'}"
-        series.append(Series(label, dks, [getattr(g[d, name], field) for d in dks],
-                             style=(2, 0, 3, 1)[style]))
+    for field, label, styles in (("max_weight", "max weight", (2, 0)), ("entropy", "entropy",
+                                                                         (3, 1))):
+        for (name, arm), style in zip(ARMS.items(), styles):
+            cells = [getattr(r.saturation[d, name], field) for d in dks]
+            series.append(Series(f"{label}, {arm}", dks, [c[0] for c in cells],
+                                 [c[1] for c in cells], style=style))
+    return plot(f"Softmax saturation over m = {r.keys} keys, at initialisation",
+                Axis("d_k (log scale)", log=True, ticks=dks),
+                Axis("largest weight; entropy (nats)", ticks=[0.0, 0.5, 1.0, 1.5, 2.0, 2.5]),
+                series)
+
+
+def _figure_gradient(data: Data, field: str, title: str) -> str:
+    r = data.report
+    dks = list(r.dks)
+    series = []
+    for (name, arm), style in zip(ARMS.items(), (2, 0)):
+        medians = [getattr(r.gradients[d, name], field) for d in dks]
+        series.append(Series(f"median, {arm}", dks, [m.median for m in medians],
+                             [(m.low, m.high) for m in medians], style=style))
     return plot(title, Axis("d_k (log scale)", log=True, ticks=dks),
                 Axis("gradient norm (log scale)", log=True), series)
 
 
 def figure_gradient_logits(data: Data) -> str:
-    """(c) median and mean ||dL/dS|| (the logits) against d_k."""
-    return _figure_gradient(data, "score", "Gradient reaching the logits, ||dL/dS||")
+    """Median ||dL/dS|| against d_k with its 95% interval."""
+    return _figure_gradient(data, "score_grad", "Gradient reaching the logits, ||dL/dS||")
 
 
 def figure_gradient_queries(data: Data) -> str:
-    """(c) median and mean ||dL/dQ|| against d_k."""
-    return _figure_gradient(data, "query", "Gradient reaching the queries, ||dL/dQ||")
+    """Median ||dL/dQ|| against d_k with its 95% interval."""
+    return _figure_gradient(data, "query_grad", "Gradient reaching the queries, ||dL/dQ||")
+
+
+MODERATE = [2.0, 1.0, 0.0, -1.0]  # the causal-chain document's moderate logits
 
 
 def figure_softmax(data: Data) -> str:
-    """(d) softmax([2, 1, 0, -1]) against softmax of the same logits times 10."""
+    """softmax([2, 1, 0, -1]) against softmax of the same logits times 10."""
     i = [1.0, 2.0, 3.0, 4.0]
     return plot("The same logits, ten times larger",
                 Axis("index i of the logit", ticks=i), Axis("softmax weight p_i"),
@@ -211,223 +161,236 @@ def figure_softmax(data: Data) -> str:
                         style=2)])
 
 
-LEARNING_EVERY = 5  # plot every 5th step: the curves are smooth, the markers stay apart
-LEARNING_COLOURS = ("#000000", "#0072B2", "#D55E00", "#009E73")
-LEARNING_MARKERS = ("circle", "square", "triangle", "diamond")
+def figure_learning(data: Data) -> str:
+    """Median steps to 90% against d_k for the four scales, with their intervals."""
+    return learning.figure(data.learning)
 
 
-def figure_learning(data: Data) -> Optional[str]:
-    """(e) held-out accuracy against step, scaled (solid) against unscaled (dashed)."""
-    if data.learning is None:
-        return None
-    curves = data.learning["curves"]
-    d_ks = sorted({int(key.split()[0]) for key in curves})
-    series = []
-    for n, d_k in enumerate(d_ks):
-        for arm, dash in (("scaled", ""), ("unscaled", "7 4")):
-            accuracy = curves[f"{d_k} {arm}"]
-            steps = list(range(0, len(accuracy), LEARNING_EVERY))
-            style = (LEARNING_COLOURS[n % 4], dash, LEARNING_MARKERS[n % 4])
-            series.append(Series(f"d_k = {d_k}, {arm}", [float(t) for t in steps],
-                                 [accuracy[t] for t in steps], style=style))
-    return plot("Held-out accuracy while learning (SGD)", Axis("training step"),
-                Axis("held-out accuracy", ticks=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), series)
-
-
-FIGURES: Dict[str, Callable[[Data], Optional[str]]] = {
+FIGURES: Dict[str, Callable[[Data], str]] = {
     "variance.svg": figure_variance, "saturation.svg": figure_saturation,
     "gradient-logits.svg": figure_gradient_logits,
-    "gradient-queries.svg": figure_gradient_queries,
-    "softmax.svg": figure_softmax, "learning.svg": figure_learning}
+    "gradient-queries.svg": figure_gradient_queries, "softmax.svg": figure_softmax,
+    "learning.svg": figure_learning}
 
 
 # ------------------------------------------------------- the generated numbers
 
-def _r(x: float, digits: int = 4) -> str:
+def _g(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}g}"
 
 
-def _scaled_theory(d_k: int, scale_name: str) -> float:
-    c = stats.scale_factor(scale_name, d_k)
-    return stats.scaled_variance(stats.dot_product_variance(d_k), c)
+def _interval(m: stats.Median) -> str:
+    return f"{_g(m.median)} [{_g(m.low)}, {_g(m.high)}]"
 
 
 def values(data: Data) -> Dict[str, str]:
     """Return every inline number of the prose, by name, formatted as it is printed."""
-    d = data.settings.dks
-    sat, g = data.saturation, data.gradients
-    small, large = d[0], d[-1]
-    out = {"dk.small": str(small), "dk.large": str(large), "samples": str(data.settings.samples),
-           "trials": str(data.settings.trials), "keys": str(data.settings.keys),
-           "seed": str(data.settings.seed)}
-    for k in d:
-        v, se = data.variance[k]
-        u, s = sat[k, "none"], sat[k, SCALINGS[1]]
-        gu, gs = g[k, "none"], g[k, SCALINGS[1]]
+    r = data.report
+    large = r.dks[-1]
+    out = {"seed": str(r.seed), "samples": str(r.samples), "trials": str(r.trials),
+           "keys": str(r.keys), "dk.large": str(large)}
+    for d in r.dks:
+        v, se = r.variance[d]
+        u, s = (r.saturation[d, name] for name in ARMS)
+        gu, gs = (r.gradients[d, name] for name in ARMS)
         out.update({
-            f"var.{k}": f"{v:.1f}", f"var.se.{k}": f"{se:.1f}", f"var.scaled.{k}": f"{v / k:.3f}",
-            f"var.scaled.se.{k}": f"{se / k:.3f}",
-            f"maxp.none.{k}": f"{u.max_weight:.4f}", f"maxp.scaled.{k}": f"{s.max_weight:.4f}",
-            f"entropy.none.{k}": f"{u.entropy:.2f}", f"entropy.scaled.{k}": f"{s.entropy:.2f}",
-            f"jac.none.{k}": f"{u.jacobian_norm:.4f}", f"jac.scaled.{k}": f"{s.jacobian_norm:.4f}",
-            f"dS.median.none.{k}": _r(gu.score_grad_median, 2),
-            f"dS.median.scaled.{k}": _r(gs.score_grad_median, 2),
-            f"dQ.median.none.{k}": _r(gu.query_grad_median, 2),
-            f"dQ.median.scaled.{k}": _r(gs.query_grad_median, 2),
-            f"dS.mean.none.{k}": _r(gu.score_grad, 2), f"dQ.mean.none.{k}": _r(gu.query_grad, 2),
-            f"dQ.mean.scaled.{k}": _r(gs.query_grad, 2)})
-    scaled = [sat[k, SCALINGS[1]] for k in d]
+            f"var.{d}": f"{v:.1f} ± {se:.1f}", f"var.scaled.{d}": f"{v / d:.3f} ± {se / d:.3f}",
+            f"maxp.unscaled.{d}": f"{u.max_weight[0]:.3f} ± {u.max_weight[1]:.3f}",
+            f"maxp.scaled.{d}": f"{s.max_weight[0]:.3f} ± {s.max_weight[1]:.3f}",
+            f"jac.unscaled.{d}": f"{u.jacobian_norm[0]:.3f} ± {u.jacobian_norm[1]:.3f}",
+            f"dS.unscaled.{d}": _interval(gu.score_grad),
+            f"dS.scaled.{d}": _interval(gs.score_grad),
+            f"dQ.unscaled.{d}": _interval(gu.query_grad),
+            f"dQ.scaled.{d}": _interval(gs.query_grad),
+            f"dQ.mean.unscaled.{d}": f"{_g(gu.query_grad_mean[0])} ± "
+                                     f"{_g(gu.query_grad_mean[1], 1)}"})
+    d_model, d_k, v, se = r.projection
     out.update({
-        "maxp.scaled.min": f"{min(s.max_weight for s in scaled):.4f}",
-        "maxp.scaled.max": f"{max(s.max_weight for s in scaled):.4f}",
-        "entropy.scaled.min": f"{min(s.entropy for s in scaled):.2f}",
-        "entropy.scaled.max": f"{max(s.entropy for s in scaled):.2f}",
-        "jac.scaled.min": f"{min(s.jacobian_norm for s in scaled):.4f}",
-        "jac.scaled.max": f"{max(s.jacobian_norm for s in scaled):.4f}",
-        "ln.keys": f"{math.log(data.settings.keys):.2f}",
+        "projection": f"{v:.1f} ± {se:.1f} at d_model = {d_model}, d_k = {d_k}",
         "softmax.moderate.p1": f"{softmax(MODERATE)[0]:.4f}",
         "softmax.times10.p1": f"{softmax([10 * v for v in MODERATE])[0]:.5f}",
-        "scale.1/d_k.large": f"{_scaled_theory(large, '1/d_k'):.2g}",
-        "scale.1/ln.large": f"{_scaled_theory(large, '1/ln(d_k)'):.1f}",
-    })
-    out.update(extra_values())
-    out.update(_additive_values(data))
-    out["learning.d_model"] = "pending" if data.learning is None else str(data.learning["d_model"])
+        "scale.1/d_k.large": f"{large * stats.scale_factor('1/d_k', large) ** 2:.2g}",
+        "scale.1/ln.large": f"{large * stats.scale_factor('1/ln(d_k)', large) ** 2:.1f}",
+        "logsoftmax.100.p1": f"{log_softmax([100.0, 1.0, 1.0, 1.0])[0]:.4g}",
+        "length.16": f"{scales.length_axis((16,))[0].weight:.3f}",
+        "length.65536": f"{scales.length_axis((65536,))[0].weight:.4f}",
+        "self.64": f"{stats.correlated_logits(64, 1, '1/sqrt(d_k)', 16)[2]:.3f}",
+        "additive.d": str(ADDITIVE_D)})
+    out.update(worked_examples.markdown_values())
+    out.update(lowprecision.markdown_values())
+    out.update(learning.markdown_values(data.learning))
     return out
-
-
-def _examples(document: str) -> List[worked_examples.QuotedExample]:
-    return [ex for ex in worked_examples.DOCUMENT_EXAMPLES if ex.document == document]
-
-
-def _probabilities(logits: Sequence[float]) -> str:
-    # as the worked-examples table prints them: 1 - gap near 1, else 4 significant digits
-    gaps = [-math.expm1(lp) for lp in log_softmax(logits)]
-    return "[" + ", ".join(f"1 - {g:.3g}" if g < 1e-3 else f"{p:.4g}"
-                           for p, g in zip(softmax(logits), gaps)) + "]"
-
-
-def _example_values() -> Dict[str, str]:
-    first, second = _examples("Section 3.2.1 explained")[:2]
-    chain = {ex.logits: ex for ex in _examples("causal chain")}
-    ten_zero, moderate = (chain[tuple(x)] for x in ([10.0, 0.0], MODERATE))
-    quoted = [float(q) for q in first.quoted_p]
-    derivative = worked_examples.first_derivative(second.logits)
-    general = next(r for r in worked_examples.DOCUMENT_SPREADS
-                   if r.document == "general variance" and r.quoted_range is not None)
-    k = general.quoted_range / math.sqrt(general.d_k)
-    outside = 2 * statistics.NormalDist().cdf(-k)  # P(|Z| > k)
-    return {
-        "ex.s321.1.p": _probabilities(first.logits), "e": f"{math.e:.4g}",
-        "ex.s321.1.quoted.ratio23": f"{quoted[1] / quoted[2]:.4g}",
-        "ex.s321.1.derivative": f"{worked_examples.first_derivative(first.logits):.4g}",
-        "ex.s321.2.p1": f"{softmax(second.logits)[0]:.4g}",
-        "ex.s321.2.derivative": f"{derivative:.4g}",
-        "ex.s321.2.derivative.ratio": f"{derivative / float(second.quoted_derivative):.0f}",
-        "ex.chain.10.p": _probabilities(ten_zero.logits),
-        "ex.chain.moderate.p": _probabilities(moderate.logits),
-        "range.general.512": f"{k:.2f}",
-        "range.general.512.once-in": f"{float(f'{1 / outside:.2g}'):,.0f}"}
 
 
 COST = (128, 64)  # n = m, and d_k = d_a = d_v, of the cost comparison
 
 
-def _cost_values() -> Dict[str, str]:
+def cost_table() -> List[str]:
+    """The arithmetic of one forward pass of each kind of attention, at COST."""
     n, d = COST
-    dot = attention.dot_product_attention_cost(n, n, d, d)
-    additive = attention.additive_attention_cost(n, n, d, d)
-    return {"cost.n": str(n), "cost.d": str(d), "cost.dot": f"{dot.multiply_adds:,}",
-            "cost.additive": f"{additive.multiply_adds:,}",
-            "cost.additive.tanh": f"{additive.tanhs:,}"}
-
-
-def _additive_values(data: Data) -> Dict[str, str]:
-    """Var of additive attention's score against d_a: w_v ~ N(0, 1), and N(0, 1/d_a).
-
-    stats.additive_score_variance uses the same draws for every sigma_w, so the fan-in
-    variance is Var(c e) = c^2 Var(e) with c = 1/sqrt(d_a), and its standard error too.
-    """
-    d_as = list(data.settings.d_as)
-    ends = f"for d_a = {', '.join(str(d) for d in d_as[:-1])} and {d_as[-1]}"
-    unit = [f"{v:.3g} ± {e:.2g}" for v, e in (data.additive[d] for d in d_as)]
-    fan_in = [f"{v / d:.2f} ± {e / d:.2f}" for d, (v, e) in zip(d_as, (data.additive[d]
-                                                                      for d in d_as))]
-    return {"additive.d": str(ADDITIVE_D), "additive.variance.unit": f"{', '.join(unit)} {ends}",
-            "additive.variance.fan-in": f"{', '.join(fan_in)} {ends}"}
-
-
-def extra_values() -> Dict[str, str]:
-    """Numbers that need no simulation: the documents' examples, costs, log1p."""
-    big = [100.0, 1.0, 1.0, 1.0]  # the general-variance document's example
-    return {"logsoftmax.100.p1": f"{log_softmax(big)[0]:.4g}",
-            "log.softmax.100.p1": f"{math.log(softmax(big)[0]):g}",
-            **_example_values(), **_cost_values()}
+    lines = [f"| n = m = {n}, d_k = d_a = d_v = {d} | multiply-adds | exp | tanh |",
+             "|---|---|---|---|"]
+    for name, cost in (("dot-product", attention.dot_product_attention_cost(n, n, d, d)),
+                       ("additive", attention.additive_attention_cost(n, n, d, d))):
+        lines.append(f"| {name} | {cost.multiply_adds:,} | {cost.exps:,} | {cost.tanhs:,} |")
+    return lines
 
 
 def blocks(data: Data) -> Dict[str, str]:
-    """Return every generated block (Markdown tables), by name."""
-    return {"worked-examples": "\n".join(worked_examples_table()),
-            "spreads": "\n".join(spread_table()),
-            "report-table": "\n".join(_report_table(data)),
-            "documents": "\n".join(_documents_table()),
-            "learning-table": "\n".join(_learning_table(data)),
-            "learning-diagnostics": "\n".join(_diagnostics_table(data))}
+    """Return every generated block, by name."""
+    out = {"worked-examples": worked_examples_block(), "spreads": "\n".join(
+               worked_examples.spread_table()),
+           "documents": "\n".join(["| title | what it covers |", "|---|---|"] + [
+               f"| {title} | {doc.covers} |"
+               for title, doc in worked_examples.DOCUMENTS.items()]),
+           "report-head": "\n".join(["```"] + data.report_lines[:REPORT_HEAD] + ["...", "```"]),
+           "argument-table": "\n".join(argument_table(data.report)),
+           "scales-table": "\n".join(scales_table(data.report.dks)),
+           "correlated-table": "\n".join(correlated_table()),
+           "which-scale-table": "\n".join(which_scale_table()),
+           "length-table": "\n".join(length_table()),
+           "cost-table": "\n".join(cost_table()),
+           "additive-table": "\n".join(additive_table(data))}
+    out.update(compensated.markdown_blocks())
+    out.update(lowprecision.markdown_blocks())
+    out.update(learning.markdown_blocks(data.learning))
+    return out
 
 
-def _diagnostics_table(data: Data) -> List[str]:
-    """The training model at initialisation, per d_k and arm (experiments/learning.py)."""
-    if data.learning is None:  # HOOK: filled once issue 8's experiment is there
-        return ["*(pending: `experiments/learning.py` has not landed)*"]
-    rows = data.learning["diagnostics"]
-    d_ks = sorted({int(key.split()[0]) for key in rows})
-    lines = ["| d_k | arm | std of the logits | largest weight | median \\|dL/dS\\| "
-             "| gradient share of the top 10% of examples |", "|---|---|---|---|---|---|"]
-    for d_k in d_ks:
-        for arm in ("scaled", "unscaled"):
-            r = rows[f"{d_k} {arm}"]
-            lines.append(f"| {d_k} | {arm} | {r['logit_std']:.2f} | {r['largest_weight']:.3f} "
-                         f"| {_r(r['median_gradient'], 2)} | {r['tail_share']:.0%} |")
+def worked_examples_block() -> str:
+    return "\n".join(worked_examples.worked_examples_table())
+
+
+def argument_table(r: stats.Report) -> List[str]:
+    """Two tables per d_k: the variance (+- one standard error) and the largest weight (mean
+    +- standard error); then the median gradients [95% interval], unscaled and scaled."""
+    lines = ["| d_k | Var(q·k) | Var(q·k/√d_k) | largest weight, c = 1 "
+             "| largest weight, c = 1/√d_k |", "|---|---|---|---|---|"]
+    for d in r.dks:
+        v, se = r.variance[d]
+        u, s = (r.saturation[d, name] for name in ARMS)
+        lines.append(f"| {d} | {v:.1f} ± {se:.1f} | {v / d:.3f} ± {se / d:.3f} "
+                     f"| {u.max_weight[0]:.3f} ± {u.max_weight[1]:.3f} "
+                     f"| {s.max_weight[0]:.3f} ± {s.max_weight[1]:.3f} |")
+    lines += ["", "| d_k | ‖dL/dS‖, c = 1 | ‖dL/dS‖, c = 1/√d_k | ‖dL/dQ‖, c = 1 "
+              "| ‖dL/dQ‖, c = 1/√d_k |", "|---|---|---|---|---|"]
+    for d in r.dks:
+        gu, gs = (r.gradients[d, name] for name in ARMS)
+        lines.append(f"| {d} | {_interval(gu.score_grad)} | {_interval(gs.score_grad)} "
+                     f"| {_interval(gu.query_grad)} | {_interval(gs.query_grad)} |")
     return lines
 
 
-def _first_at(accuracy: Sequence[float], target: float = 0.9) -> str:
-    return next((str(t) for t, a in enumerate(accuracy) if a >= target), "never")
+def scales_table(dks: Sequence[int]) -> List[str]:
+    """Var(c q . k) = d_k c^2 at initialisation for each scale choice."""
+    return ["| d_k | " + " | ".join(f"c = {name}" for name in stats.SCALE_CHOICES) + " |",
+            "|---|" + "---|" * len(stats.SCALE_CHOICES)] + [
+        f"| {d} | " + " | ".join(f"{d * stats.scale_factor(name, d) ** 2:.4g}"
+                                 for name in stats.SCALE_CHOICES) + " |" for d in dks]
 
 
-def _learning_table(data: Data) -> List[str]:
-    """Steps until the median held-out accuracy first reaches 90%, per d_k and arm."""
-    if data.learning is None:  # HOOK: filled by `python3 docs/build.py` once issue 8 lands
-        return ["*(pending: the training experiment, `experiments/learning.py`, has not "
-                "landed; `python3 docs/build.py` fills this in when it has)*"]
-    curves = data.learning["curves"]
-    d_ks = sorted({int(key.split()[0]) for key in curves})
-    seeds = ", ".join(str(seed) for seed in LEARNING["seeds"])
-    return ["| d_k | steps to 90%, scaled | steps to 90%, unscaled |", "|---|---|---|"] + [
-        f"| {d_k} | {_first_at(curves[f'{d_k} scaled'])} "
-        f"| {_first_at(curves[f'{d_k} unscaled'])} |" for d_k in d_ks] + [
-        "", f"SGD, each arm at its own tuned rate; median held-out accuracy over seeds "
-        f"{seeds}, at most {LEARNING['steps']} steps."]
+CORRELATED = ((16, 64, 256, 1024), (0.0, 0.1, 0.3, 0.5))  # d_k and rho of the table
 
 
-def _documents_table() -> List[str]:
-    return ["| title | what it covers |", "|---|---|"] + [
-        f"| {title} | {doc.covers} |" for title, doc in worked_examples.DOCUMENTS.items()]
-
-
-def _report_table(data: Data) -> List[str]:
-    lines = ["| d_k | Var(q·k) | Var(q·k/√d_k) | max weight, unscaled / scaled "
-             "| median ‖dL/dS‖, unscaled / scaled | median ‖dL/dQ‖, unscaled / scaled |",
-             "|---|---|---|---|---|---|"]
-    for k in data.settings.dks:
-        v, se = data.variance[k]
-        u, s = data.saturation[k, "none"], data.saturation[k, SCALINGS[1]]
-        gu, gs = data.gradients[k, "none"], data.gradients[k, SCALINGS[1]]
-        lines.append(f"| {k} | {v:.1f} ± {se:.1f} | {v / k:.3f} ± {se / k:.3f} "
-                     f"| {u.max_weight:.4f} / {s.max_weight:.4f} "
-                     f"| {_r(gu.score_grad_median, 2)} / {_r(gs.score_grad_median, 2)} "
-                     f"| {_r(gu.query_grad_median, 2)} / {_r(gs.query_grad_median, 2)} |")
+def correlated_table() -> List[str]:
+    """The matched key's logit (mean, std) and its typical weight over 16 keys, for
+    correlated q and k, under 1/sqrt(d_k) and under 1/d_k."""
+    dks, rhos = CORRELATED
+    lines = ["| rho | d_k | mean logit, c = 1/√d_k | std | weight | mean logit, c = 1/d_k "
+             "| std | weight |", "|---|---|---|---|---|---|---|---|"]
+    for rho in rhos:
+        for d in dks:
+            cells = [stats.correlated_logits(d, rho, name) for name in ("1/sqrt(d_k)", "1/d_k")]
+            lines.append(f"| {rho:g} | {d} | " + " | ".join(
+                f"{mu:.3g} | {std:.3g} | {w:.3f}" for mu, std, w in cells) + " |")
     return lines
+
+
+WHICH_SCALE = (  # (d_model, heads, divide_by, where, inputs): bugs seen in public code
+    (512, 8, "d_k", "logits", "layer_norm"), (512, 8, "d_k", "q", "layer_norm"),
+    (512, 8, "d_k", "q and k", "layer_norm"), (512, 8, "d_k", "W_Q init", "layer_norm"),
+    (512, 8, "none", "logits", "layer_norm"), (512, 8, "d_model", "logits", "layer_norm"),
+    (512, 8, "d_k", "twice", "layer_norm"), (512, 8, "d_k", "logits", "E sqrt(d_model) + PE"),
+    (512, 8, "d_k", "logits", "E + PE"))
+
+
+def which_scale_table() -> List[str]:
+    """logit_variance for the scale placements and bugs of WHICH_SCALE."""
+    lines = ["| d_model | heads | divides by | where | inputs | Var(logit) at init | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for d_model, heads, divide_by, where, inputs in WHICH_SCALE:
+        lv = scales.logit_variance(d_model, heads, divide_by=divide_by, where=where,
+                                   inputs=inputs)
+        divisor = "-" if divide_by == "none" else f"sqrt({divide_by})"
+        lines.append(f"| {d_model} | {heads} | {divisor} | {where} | {inputs} "
+                     f"| {lv.variance} | {lv.verdict} |")
+    return lines
+
+
+def length_table() -> List[str]:
+    """The winner's weight and the entropy against the number of keys, gap 5."""
+    lines = ["| keys n | winner's weight | entropy (nats) | ln n | winner's weight, ln n scaling "
+             "| entropy, ln n scaling |", "|---|---|---|---|---|---|"]
+    for row in scales.length_axis((16, 256, 4096, 65536)):
+        lines.append(f"| {row.n:,} | {row.weight:.4g} | {row.entropy:.3f} | "
+                     f"{math.log(row.n):.3f} | {row.weight_scaled:.4g} | "
+                     f"{row.entropy_scaled:.3f} |")
+    return lines
+
+
+def additive_table(data: Data) -> List[str]:
+    """Var(e) of additive attention against d_a: w_v ~ N(0, 1), and N(0, 1/d_a).
+
+    additive_score_variance uses the same draws for every sigma_w, so the fan-in variance
+    is Var(e) / d_a, and so is its standard error.
+    """
+    lines = ["| d_a | Var(e), w_v ~ N(0, 1) | Var(e), w_v ~ N(0, 1/d_a) |", "|---|---|---|"]
+    for d_a, (v, se) in data.additive.items():
+        lines.append(f"| {d_a} | {v:.3g} ± {se:.2g} | {v / d_a:.2f} ± {se / d_a:.2f} |")
+    return lines
+
+
+# ------------------------------------------------------------- the whiteboard
+
+CORES = {  # module -> the functions that are its mathematics, in the order of the derivation
+    "softmax": ["softmax", "_log_normaliser", "_jacobian", "_backward", "_rescale", "_merge"],
+    "attention": ["_dots", "_default_scale", "_logits", "_attention", "_score_gradient",
+                  "_backward", "_streamed"],
+    "stats": ["_centred", "_variance", "_product_variance", "_moments", "_entropy",
+              "_jacobian_norm"]}
+
+
+def _functions(path: str) -> Dict[str, str]:
+    """{name: source} for every top-level function of a Python file."""
+    source = open(path, encoding="utf-8").read()
+    lines = source.splitlines()
+    return {node.name: "\n".join(lines[node.lineno - 1:node.end_lineno])
+            for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+
+
+def whiteboard_markdown() -> str:
+    """Return docs/whiteboard.md: the library's cores, then the standalone versions."""
+    tree = ast.parse(open(os.path.join(HERE, "whiteboard.py"), encoding="utf-8").read())
+    out = ["# Whiteboard versions", "",
+           "<!-- generated by `python3 docs/build.py` from the modules and from "
+           "docs/whiteboard.py: edit those -->", "",
+           "## The library's cores", "",
+           "Each module opens with its mathematics, in the order of the derivation, and checks "
+           "its input at the public functions further down. These are those cores, copied from "
+           "the source as it is; read them beside [derivations.md](derivations.md).", ""]
+    for module, names in CORES.items():
+        functions = _functions(os.path.join(ROOT, f"{module}.py"))
+        out += [f"### {module}.py", "", "```python"]
+        out += ["\n\n".join(functions[name] for name in names), "```", ""]
+    out += ["## Standalone versions, to paste into notes", "",
+            ast.get_docstring(tree).split("\n\n", 1)[1], "", "```python", "import math",
+            "import random", "```", ""]
+    functions = _functions(os.path.join(HERE, "whiteboard.py"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            out += [f"### `{node.name}`", "", ast.get_docstring(node), "", "```python",
+                    functions[node.name], "```", ""]
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------- the Markdown
@@ -447,53 +410,29 @@ def render(text: str, inline: Dict[str, str], generated: Dict[str, str], where: 
     return VALUE.sub(value, BLOCK.sub(block, text))
 
 
-def whiteboard_markdown() -> str:
-    """Return docs/whiteboard.md: each function of docs/whiteboard.py in a code block."""
-    import ast  # the functions' spans in the source
-    source = open(os.path.join(HERE, "whiteboard.py"), encoding="utf-8").read()
-    lines = source.splitlines()
-    tree = ast.parse(source)
-    intro = ast.get_docstring(tree).split("\n\n", 1)[1]  # without the title line
-    out = ["# Whiteboard versions", "",
-           "<!-- generated by `python3 docs/build.py` from docs/whiteboard.py: edit that -->", "",
-           intro, "", "```python", "import math", "import random", "```", ""]
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            start = node.lineno - 1 - len(node.decorator_list)
-            out += [f"## `{node.name}`", "", ast.get_docstring(node), "", "```python",
-                    *lines[start:node.end_lineno], "```", ""]
-    return "\n".join(out)
-
-
 def outputs(data: Data, figures_dir: str) -> Dict[str, str]:
     """Return {path: text} for every file the build owns (absolute paths)."""
-    files = {os.path.join(figures_dir, "data.json"): data.to_json()}
+    files = {os.path.join(figures_dir, "data.json"): to_json(data)}
     for name, draw in FIGURES.items():
-        svg = draw(data)
-        if svg is not None:
-            files[os.path.join(figures_dir, name)] = svg
+        files[os.path.join(figures_dir, name)] = draw(data)
     files[os.path.join(HERE, "whiteboard.md")] = whiteboard_markdown()
     inline, generated = values(data), blocks(data)
     for relative in MARKDOWN:
         path = os.path.join(ROOT, relative)
-        if os.path.exists(path):
-            text = open(path, encoding="utf-8").read()
-            files[path] = render(text, inline, generated, relative)
+        text = open(path, encoding="utf-8").read()
+        files[path] = render(text, inline, generated, relative)
     return files
 
 
-def _stale(files: Dict[str, str]) -> List[str]:
-    stale = []
-    for path, text in files.items():
-        if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
-            stale.append(os.path.relpath(path, ROOT))
-    return stale
+def stale(files: Dict[str, str]) -> List[str]:
+    return [os.path.relpath(path, ROOT) for path, text in files.items()
+            if not os.path.exists(path) or open(path, encoding="utf-8").read() != text]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Write (or with --check, compare) every generated file; return the exit status."""
-    parser = argparse.ArgumentParser(prog="python3 docs/build.py", description=__doc__.split(
-        "\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 docs/build.py",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if a generated file is out of date")
     parser.add_argument("--figures-dir", default=os.path.join(HERE, "figures"),
@@ -502,13 +441,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     figures_dir = os.path.abspath(args.figures_dir)
     if not args.check and not os.path.isdir(figures_dir):
         parser.error(f"--figures-dir {args.figures_dir!r} is not an existing directory")
-    data = compute()
-    files = outputs(data, figures_dir)
+    files = outputs(compute(), figures_dir)
     if args.check:
-        stale = _stale(files)
-        for path in stale:
+        out_of_date = stale(files)
+        for path in out_of_date:
             print(f"out of date: {path}", file=sys.stderr)
-        return 1 if stale else 0
+        return 1 if out_of_date else 0
     for path, text in files.items():
         try:
             write_atomic(path, text)

@@ -42,7 +42,7 @@ def logit_variance(d_model: int, heads: int, *, d_k: Optional[int] = None,
                    divide_by: str = "d_k", where: str = "logits",
                    inputs: str = "layer_norm") -> LogitVariance:
     """Return Var(S) = d_k c^2 v^2 at initialisation, exactly, and a verdict naming the
-    mistake, for a head of width d_k (d_model / heads unless given) whose code divides by
+    mistakes, for a head of width d_k (d_model / heads unless given) whose code divides by
     sqrt(divide_by) ("d_k", "d_model" or "none") at the place `where` (derivations.md
     section 8).  c is the total factor; v the mean square of the inputs' components, which
     with W_Q, W_K of N(0, 1/d_model) entries is the variance of q's and k's components.
@@ -50,30 +50,34 @@ def logit_variance(d_model: int, heads: int, *, d_k: Optional[int] = None,
     "framework scale" (passed as scale=, replacing the default), "twice" (by hand, then a
     framework's own 1/sqrt(d_k)).  inputs: "layer_norm" (v = 1), "E sqrt(d_model) + PE"
     (embeddings N(0, 1/d_model) scaled up, plus sinusoidal positions of mean square 1/2:
-    v = 3/2), "E + PE" (v = 1/d_model + 1/2).
+    v = 3/2), "E + PE" (v = 1/d_model + 1/2).  The verdict reads "<Var(S)>: <diagnosis>",
+    Var(S) as 1, d_k, 1/d_k or 1/heads where it is one of them, else to 3 digits.
 
     >>> logit_variance(512, 8), logit_variance(512, 8, divide_by="d_model").verdict
     (LogitVariance(variance=Fraction(1, 1), verdict='1: right'), '1/heads: divided by d_model')
     """
     fn = "logit_variance"
     d_model, heads = as_int(fn, d_model, "d_model"), as_int(fn, heads, "heads")
-    d_k = d_model // heads if d_k is None else as_int(fn, d_k, "d_k")
     for what, value, allowed in (("divide_by", divide_by, ("d_k", "d_model", "none")),
                                  ("where", where, PLACES), ("inputs", inputs, INPUTS)):
-        if value not in allowed:
-            raise ValueError(f"{fn}: {what} must be one of {allowed}, not {value!r}")
-    if d_k < 1:
-        raise ValueError(f"{fn}: heads = {heads} is more than d_model = {d_model}")
+        if not (isinstance(value, str) and value in allowed):
+            kind = ValueError if isinstance(value, str) else TypeError
+            raise kind(f"{fn}: {what} must be one of {allowed}, not {value!r}")
+    if d_k is None and d_model % heads:
+        raise ValueError(f"{fn}: heads = {heads} does not divide d_model = {d_model}; give d_k")
+    d_k = d_model // heads if d_k is None else as_int(fn, d_k, "d_k")
     c2 = {"d_k": Fraction(1, d_k), "d_model": Fraction(1, d_model), "none": 1}[divide_by]
     c2 = c2 * Fraction(1, d_k) if where == "twice" else c2  # the framework's own 1/sqrt(d_k)
     v = {"layer_norm": 1, "E sqrt(d_model) + PE": Fraction(3, 2),
          "E + PE": Fraction(1, d_model) + Fraction(1, 2)}[inputs]
     variance = d_k * c2 * v * v
-    verdict = ("1: right" if variance == 1 else "d_k: no scale" if c2 == 1 else
-               "1/d_k: scaled twice" if where == "twice" and divide_by == "d_k" else
-               "1/heads: divided by d_model" if divide_by == "d_model" and where != "twice"
-               and d_k * heads == d_model else f"{float(variance):.3g}: not 1")
-    return LogitVariance(variance, verdict)
+    scale = [] if d_k * c2 == 1 else ["no scale" if c2 == 1 else "scaled twice"
+                                      if where == "twice" else "divided by d_model"]
+    problems = scale + ([] if v == 1 else [f"inputs of mean square {v}"])
+    named = [(1, "1"), (d_k, "d_k"), (Fraction(1, d_k), "1/d_k"), (Fraction(1, heads), "1/heads")]
+    head = next((name for value, name in named if value == variance and v == 1),
+                f"{float(variance):.3g}")
+    return LogitVariance(variance, f"{head}: {' and '.join(problems) or 'right'}")
 
 
 # ------------------------------------------------------------------ the length axis
@@ -110,7 +114,7 @@ def length_axis(lengths: Sequence[int] = (16, 256, 4096, 65536), gap: float = 5.
     """
     fn = "length_axis"
     lengths = [as_int(fn, n, "n", 2, MAX_EXACT) for n in as_list(fn, lengths, "lengths")]
-    gap, base = as_real(fn, gap, "gap", limit=700.0), as_int(fn, base, "base", minimum=2)
+    gap, base = as_real(fn, gap, "gap"), as_int(fn, base, "base", minimum=2)
     if gap < 0:
         raise ValueError(f"{fn}: gap is {gap!r}; the winner's lead must be at least 0")
     return [LengthRow(n, *_winner(gap, n), *_winner(gap * math.log(n) / math.log(base), n))

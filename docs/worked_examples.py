@@ -14,6 +14,7 @@ Public names:
     first_derivative(logits)        d p_1 / d x_1 = p_1 (1 - p_1)
     worked_examples_table()         Markdown table of the softmax examples
     spread_table()                  Markdown table of the score spreads
+    markdown_values()               the numbers docs/worked-examples.md quotes in its prose
 
 >>> len(DOCUMENTS), round(first_derivative([1.0, 0.5, -0.5]), 4)
 (5, 0.2478)
@@ -21,14 +22,14 @@ Public names:
 
 import math  # expm1, sqrt
 import statistics  # NormalDist, for the coverage of a quoted range
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from softmax import log_softmax, softmax, softmax_jacobian
 from stats import dot_product_variance, scale_factor, scaled_variance
 
 __all__ = ["DOCUMENTS", "Document", "QuotedExample", "DOCUMENT_EXAMPLES", "QuotedSpread",
            "DOCUMENT_SPREADS", "agrees_with_quote", "first_derivative",
-           "worked_examples_table", "spread_table"]
+           "worked_examples_table", "spread_table", "markdown_values"]
 
 
 class Document(NamedTuple):
@@ -188,3 +189,41 @@ def spread_table() -> List[str]:
             "| range in stds | P(score in range) | agree? |",
             "|---|---|---|---|---|---|---|---|---|"] + [
         _spread_row(row, normal) for row in DOCUMENT_SPREADS]
+
+
+def _examples(document: str) -> List[QuotedExample]:
+    return [ex for ex in DOCUMENT_EXAMPLES if ex.document == document]
+
+
+def _probabilities(logits: Sequence[float]) -> str:
+    # as the table prints them: 1 - gap near 1, else 4 significant digits
+    gaps = [-math.expm1(lp) for lp in log_softmax(logits)]
+    return "[" + ", ".join(_show_probability(p, g) for p, g in zip(softmax(logits), gaps)) + "]"
+
+
+def markdown_values() -> Dict[str, str]:
+    """Return {name: text} for the numbers the prose of docs/worked-examples.md quotes.
+
+    >>> markdown_values()["ex.s321.1.derivative"]
+    '0.2478'
+    """
+    first, second = _examples("Section 3.2.1 explained")[:2]
+    chain = {ex.logits: ex for ex in _examples("causal chain")}
+    ten_zero, moderate = chain[(10.0, 0.0)], chain[(2.0, 1.0, 0.0, -1.0)]
+    quoted = [float(q) for q in first.quoted_p]
+    derivative = first_derivative(second.logits)
+    general = next(r for r in DOCUMENT_SPREADS
+                   if r.document == "general variance" and r.quoted_range is not None)
+    k = general.quoted_range / math.sqrt(general.d_k)  # the range in standard deviations
+    outside = 2 * statistics.NormalDist().cdf(-k)  # P(|Z| > k)
+    return {
+        "ex.s321.1.p": _probabilities(first.logits), "e": f"{math.e:.4g}",
+        "ex.s321.1.quoted.ratio23": f"{quoted[1] / quoted[2]:.4g}",
+        "ex.s321.1.derivative": f"{first_derivative(first.logits):.4g}",
+        "ex.s321.2.p1": f"{softmax(second.logits)[0]:.4g}",
+        "ex.s321.2.derivative": f"{derivative:.4g}",
+        "ex.s321.2.derivative.ratio": f"{derivative / float(second.quoted_derivative):.0f}",
+        "ex.chain.10.p": _probabilities(ten_zero.logits),
+        "ex.chain.moderate.p": _probabilities(moderate.logits),
+        "range.general.512": f"{k:.2f}",
+        "range.general.512.once-in": f"{float(f'{1 / outside:.2g}'):,.0f}"}

@@ -1,13 +1,16 @@
 """Independent references for the tests: nothing here calls the code under test.
 
 - `decimal` at 50 significant digits for exp and log (softmax, log-softmax,
-  log-sum-exp), starting from the exact value of each float input;
+  log-sum-exp) and for attention forward and backward, starting from the exact value
+  of each float input;
 - exact `Fraction` arithmetic for dot products and matrix products;
 - central finite differences for derivatives;
-- seeded random inputs.
+- seeded random inputs;
+- normwise_relative_error, the measure of the accuracy promises (tests pass it to
+  conftest.assert_close with the promised bound).
 """
 
-import math  # isfinite, ulp
+import math  # inf
 import random  # seeded inputs
 from decimal import Decimal, localcontext  # 50-digit exp and ln
 from fractions import Fraction  # exact products and sums
@@ -103,7 +106,33 @@ def random_matrix(rng: random.Random, rows: int, cols: int, spread: float = 1.0)
 
 
 def max_abs_diff(A, B) -> float:
+    """max |A_ij - B_ij| (kept for other callers; the tests compare with assert_close)."""
     return max(abs(a - b) for ra, rb in zip(A, B) for a, b in zip(ra, rb))
+
+
+def _decimal_weights(Q, K, scale, mask):
+    """P = softmax(scale Q K^T) row by row (masked entries exactly 0), in the caller's
+    50-digit decimal context."""
+    c = Decimal(scale)
+    P = []
+    for i, q in enumerate(Q):
+        allowed = [mask is None or mask[i][j] for j in range(len(K))]
+        s = [c * sum(Decimal(a) * Decimal(b) for a, b in zip(q, k)) for k in K]
+        top = max(v for v, ok in zip(s, allowed) if ok)
+        e = [(v - top).exp() if ok else Decimal(0) for v, ok in zip(s, allowed)]
+        total = sum(e)
+        P.append([v / total for v in e])
+    return P
+
+
+def decimal_attention(Q, K, V, scale, mask=None):
+    """O = softmax(scale Q K^T) V at 50 digits, from the exact float inputs and the float
+    scale taken as exact; masked keys (mask[i][j] False) get weight exactly 0."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        P = _decimal_weights(Q, K, scale, mask)
+        return [[sum(p * Decimal(v[t]) for p, v in zip(P_i, V)) for t in range(len(V[0]))]
+                for P_i in P]
 
 
 def decimal_attention_backward(Q, K, V, dO, scale, mask=None):
@@ -116,18 +145,10 @@ def decimal_attention_backward(Q, K, V, dO, scale, mask=None):
     """
     with localcontext() as ctx:
         ctx.prec = DIGITS
-        D = [[[Decimal(v) for v in row] for row in A] for A in (Q, K, V, dO)]
-        Qd, Kd, Vd, dOd = D
+        Qd, Kd, Vd, dOd = ([[Decimal(v) for v in row] for row in A] for A in (Q, K, V, dO))
         c = Decimal(scale)
         n, m = len(Q), len(K)
-        P = []
-        for i in range(n):
-            allowed = [mask is None or mask[i][j] for j in range(m)]
-            s = [c * sum(a * b for a, b in zip(Qd[i], Kd[j])) for j in range(m)]
-            top = max(v for v, ok in zip(s, allowed) if ok)
-            e = [(v - top).exp() if ok else Decimal(0) for v, ok in zip(s, allowed)]
-            total = sum(e)
-            P.append([v / total for v in e])
+        P = _decimal_weights(Q, K, scale, mask)
         dV = [[sum(P[i][j] * dOd[i][t] for i in range(n)) for t in range(len(V[0]))]
               for j in range(m)]
         dP = [[sum(a * b for a, b in zip(dOd[i], Vd[j])) for j in range(m)] for i in range(n)]
@@ -150,3 +171,62 @@ def normwise_relative_error(A, exact) -> float:
         diff = sum((Decimal(a) - e) ** 2 for ra, re in zip(A, exact) for a, e in zip(ra, re))
         size = sum(e ** 2 for re in exact for e in re)
         return float((diff / size).sqrt()) if size else float(diff.sqrt())
+
+
+# ------------------------------------------------ attention rows at initialisation
+
+def random_trials(d_k: int, m: int = 16, d_v: int = 8, trials: int = 100, seed: int = 0):
+    """`trials` draws of (Q, K, V, G), one attention row at initialisation, every entry
+    N(0, 1) from random.gauss in the order Q (1 x d_k), K (m x d_k), V (m x d_v), G (1 x d_v,
+    the upstream gradient dL/dO): the brute-force reference for stats' saturation and
+    gradient statistics, which draw the same rows' distribution in O(m) per row."""
+    rng = random.Random(seed)
+
+    def draw(rows, cols):
+        return [[rng.gauss(0.0, 1.0) for _ in range(cols)] for _ in range(rows)]
+    return [(draw(1, d_k), draw(m, d_k), draw(m, d_v), draw(1, d_v)) for _ in range(trials)]
+
+
+def chi_square_rows(d_k: int, m: int, d_v: int, trials: int, seed: int):
+    """The draws behind stats.saturation_stats and stats.gradient_stats, re-made with
+    random.Random: per row |q|^2 ~ chi^2(d_k) and |G|^2 ~ chi^2(d_v) as gammavariate(nu / 2, 2),
+    then 2m N(0, 1) from random.gauss (the scores' z_j, then dP's z'_j), then the chi^2(d_k - 1)
+    of K's part orthogonal to q (0.0 when d_k = 1).  Returns (q2, g2, z, z_prime, rest) rows."""
+    rng, rows = random.Random(seed), []
+    for _ in range(trials):
+        q2, g2 = rng.gammavariate(d_k / 2, 2.0), rng.gammavariate(d_v / 2, 2.0)
+        z = [rng.gauss(0.0, 1.0) for _ in range(2 * m)]
+        rest = rng.gammavariate((d_k - 1) / 2, 2.0) if d_k > 1 else 0.0
+        rows.append((q2, g2, z[:m], z[m:], rest))
+    return rows
+
+
+def gauss_dot_products(d_k: int, n: int, seed, scale: float = 1.0, rho: float = 0.0):
+    """n samples of scale (q . k) from random.gauss: per sample q (d_k draws), then z (d_k
+    draws), k_i = rho q_i + sqrt(1 - rho^2) z_i; q . k is the exact sum of the rounded
+    products, rounded once (what math.fsum gives).  seed: an int or a random.Random."""
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    s, out = math.sqrt(1.0 - rho * rho), []
+    for _ in range(n):
+        q = [rng.gauss(0.0, 1.0) for _ in range(d_k)]
+        k = [rho * a + s * rng.gauss(0.0, 1.0) for a in q]
+        out.append(scale * float(sum(Fraction(a * b) for a, b in zip(q, k))))
+    return out
+
+
+def gauss_projected_dot_products(d_k: int, n: int, d_model: int, seed: int):
+    """n samples of q . k, q = x W_Q, k = x W_K, from random.gauss: x (d_model draws) made
+    mean 0 and mean square 1 with the statistics module, then W_Q's d_k columns and W_K's
+    (d_model draws each, times 1/sqrt(d_model)); sums in Fractions."""
+    rng, out = random.Random(seed), []
+    for _ in range(n):
+        x = [Fraction(v) for v in (rng.gauss(0.0, 1.0) for _ in range(d_model))]
+        mu = sum(x) / d_model
+        sigma = math.sqrt(sum((v - mu) ** 2 for v in x) / d_model)
+        x = [float(v - mu) / sigma for v in x]
+        W = [[rng.gauss(0.0, 1.0) / math.sqrt(d_model) for _ in range(d_model)]
+             for _ in range(2 * d_k)]
+        q, k = ([float(sum(Fraction(a) * Fraction(w) for a, w in zip(x, col))) for col in half]
+                for half in (W[:d_k], W[d_k:]))
+        out.append(float(sum(Fraction(a) * Fraction(b) for a, b in zip(q, k))))
+    return out

@@ -620,3 +620,13 @@ def test_arguments_are_never_mutated(call):
     originals = copy.deepcopy((Q, K, V, G, M))
     call(Q, K, V, G, M)
     assert (Q, K, V, G, M) == originals
+
+
+def test_backward_with_one_key_sends_nothing_to_q_and_k_and_do_to_the_value():
+    # one key: its weight is exactly 1 whatever the scores, so dS = 0, dQ = dK = 0, and
+    # dV = P^T dO is the sum of dO's rows (exact in these dyadic numbers)
+    Q, K, V = [[1.0, 2.0], [-3.0, 0.5]], [[0.25, -1.0]], [[2.0, 5.0, -1.0]]
+    dO = [[1.0, 2.0, 3.0], [0.5, -4.0, 0.25]]
+    dQ, dK, dV = attention_backward(Q, K, V, dO)
+    assert dQ == [[0.0, 0.0], [0.0, 0.0]] and dK == [[0.0, 0.0]]
+    assert dV == [[1.5, -2.0, 3.25]]

@@ -1,82 +1,90 @@
-"""Tests for the report printed by `python3 stats.py` (stats.main) and its command line.
+"""Tests for `python3 stats.py` (stats.main), its command line, and stats.report, the one
+computation behind the report and the docs.
 
-One small seeded configuration is pinned line by line, numbers included; the key numbers
-are also recomputed here from random.gauss and the definitions, independently of stats.py.
+One small seeded configuration is pinned line by line; its numbers are then recomputed here
+from the definitions (random.gauss draws, exact Fractions, 50-digit decimal, and the row
+oracle of test_stats), independently of stats.py.  The same output on Python 3.9 and 3.13 is
+checked by running them (slow).
 """
 
+import inspect
 import math
 import os
+import re
+import statistics
 import subprocess
 import sys
+from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import pytest
 
 import stats
-from test_stats import gauss_dot_products, gauss_trials, naive_statistics
+from oracle import (chi_square_rows, decimal_softmax, gauss_dot_products,
+                    gauss_projected_dot_products)
+from stats import (report, sample_dot_products, sample_projected_dot_products,
+                   variance_standard_error)
+from test_stats import D_V, exact_interval, explicit_row, row_statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SMALL = ["--samples", "60", "--trials", "4", "--dk", "16,64", "--seed", "3"]
+PYTHONS = {version: os.path.expanduser(f"~/.pyenv/versions/{version}/bin/python3")
+           for version in ("3.9.18", "3.13.0")}
+SEED, SAMPLES, TRIALS, KEYS, DKS = 3, 40, 5, 8, (16, 128)  # labels of two widths
+SMALL = ["--seed", str(SEED), "--samples", str(SAMPLES), "--trials", str(TRIALS), "--keys",
+         str(KEYS), "--dk", ",".join(map(str, DKS))]
 
-# The report for SMALL, as printed on Python 3.9 to 3.13 (each prints exactly this).
-GOLDEN = "\n".join([
-    'The sqrt(d_k) in softmax(Q K^T / sqrt(d_k)) V: seed 3, 60 samples, d_k in [16, 64]',
+# `python3 stats.py` with SMALL, as printed by Python 3.9 to 3.13 (each prints exactly this),
+# split at "\n": the last entry is the empty string after the final newline
+GOLDEN = [
+    'The sqrt(d_k) of softmax(Q K^T / sqrt(d_k)) V, in numbers',
+    'At initialisation: q, k, V and the upstream gradient G with independent',
+    'N(0, 1) entries.  Simulated numbers carry a standard error or an interval.',
+    'Seed 3.',
     '',
     '1. Var(q . k) = d_k, and 1 after dividing by sqrt(d_k)',
     '------------------------------------------------------',
-    ('   60 fresh (q, k) pairs per d_k; +- is one standard error, sqrt((3 d_k^2 + 6 d_'
-     'k - d_k^2) / n)'),
-    '   d_k  theory         simulated     std sqrt(d_k) scaled theory  scaled simulated',
-    '    16      16      16.8 +- 3.2      4.10      4.00             1     1.050 +- 0.199',
-    '    64      64      76.4 +- 12.0     8.74      8.00             1     1.194 +- 0.187',
+    '   40 fresh (q, k) pairs per d_k; +- one standard error',
+    '   sqrt((2 d_k^2 + 6 d_k) / n)',
+    '    d_k        Var(q . k)    Var(q . k / sqrt(d_k))',
+    '     16      18.9 +- 3.9            1.179 +- 0.244',
+    '    128     116.9 +- 29.0           0.913 +- 0.226',
+    '   With q = LN(x) W_Q, k = LN(x) W_K (d_model 32, W entries N(0, 1/32)):',
+    '   Var(q . k) at d_k = 16: 13.5 +- 7.8',
     '',
-    '1b. The projection setting: q = LN(x) W_Q, k = LN(x) W_K',
-    '--------------------------------------------------------',
-    '   d_model = 64, d_k = 16, W entries N(0, 1/d_model), 15 samples',
-    '   Var(q . k): theory 16, simulated 9.29 +- 6.37',
-    '',
-    '2. Variance of the scaled score c (q . k): theory / simulated',
+    '2. Var(c q . k) = d_k c^2 for each scale c, at initialisation',
     '-------------------------------------------------------------',
-    ('   d_k                  none           1/sqrt(d_k)                 1/d_k        '
-     '     1/ln(d_k)'),
-    ('    16             16 / 16.8              1 / 1.05      0.0625 / 0.06561        '
-     ' 2.081 / 2.185'),
-    ('    64            64 / 76.44             1 / 1.194     0.01562 / 0.01866        '
-     '   3.7 / 4.419'),
-    '   only 1/sqrt(d_k) keeps the variance at 1 for every d_k; 1/d_k drives it to 0,',
-    '   1/ln(d_k) and no scaling let it grow with d_k',
+    '    d_k            1  1/sqrt(d_k)        1/d_k    1/ln(d_k)',
+    '     16           16            1       0.0625        2.081',
+    '    128          128            1     0.007812        5.437',
+    "   Only 1/sqrt(d_k) keeps it at 1 for every d_k.  1/d_k (muP's choice) keeps",
+    '   the mean logit O(1) once training aligns q with k, where E[q . k] grows',
+    '   like d_k (docs/derivations.md section 7).',
     '',
-    '3. Saturation of softmax over m = 16 keys (4 trials per d_k)',
+    '3. Saturation over m = 8 keys, 5 rows per d_k',
+    '---------------------------------------------',
+    '   mean +- standard error; uniform weights give max p = 0.1250',
+    '   and entropy ln 8 = 2.079',
+    '               unscaled (c = 1)       |   scaled (c = 1/sqrt(d_k))',
+    '    d_k    max p  entropy  ||J||_F   |    max p  entropy  ||J||_F',
+    '     16    0.836    0.535    0.184   |    0.400    1.679    0.358',
+    '    128    0.851    0.430    0.203   |    0.262    1.863    0.366',
+    '',
+    '4. The gradient reaching the logits, ||dL/dS||',
+    '----------------------------------------------',
+    '    d_k   median [95% interval], c = 1  median [95% interval], c = 1/sqrt(d_k)',
+    '     16   0.23 [0.0025, 0.65]           0.4 [0.18, 1.1]',
+    '    128   0.17 [0.1, 0.91]              0.71 [0.53, 2.1]',
+    '',
+    '5. The gradient reaching the queries, ||dL/dQ|| = ||c dS K||',
     '------------------------------------------------------------',
-    '   uniform weights would give max p = 0.0625 and entropy ln 16 = 2.7726',
-    '                            unscaled   |         scaled by 1/sqrt(d_k)',
-    '   d_k     max p   entropy   ||J||_F   |     max p   entropy   ||J||_F',
-    '    16    0.7432    0.9273    0.2656   |    0.2186    2.4601    0.2930',
-    '    64    0.7693    0.5556    0.2807   |    0.2616    2.2112    0.3289',
+    '    d_k   median [95% interval], c = 1  median [95% interval], c = 1/sqrt(d_k)',
+    '     16   0.97 [0.0098, 2.2]            0.43 [0.18, 0.91]',
+    '    128   1.8 [1.3, 11]                 0.77 [0.54, 2.2]',
+    '   Unscaled, the typical gradient collapses as d_k grows.  dQ = c dS K keeps',
+    '   a factor ||k|| ~ sqrt(d_k) that c = 1/sqrt(d_k) cancels, so at small d_k',
+    '   dQ can look larger unscaled even though dS has already fallen.',
     '',
-    '4. Gradient through attention_backward (random upstream gradient)',
-    '-----------------------------------------------------------------',
-    '   each cell: mean / median over the trials; ratio = unscaled / scaled',
-    ('   d_k    ||dS|| unscaled      ||dS|| scaled              ratio    ||dQ|| unscal'
-     'ed      ||dQ|| scaled              ratio'),
-    ('    16 6.66e-01 / 6.2e-01 9.33e-01 / 8.6e-01 7.14e-01 / 7.2e-01 2.28e+00 / 2.3e+'
-     '00 9.11e-01 / 1.0e+00 2.50e+00 / 2.3e+00'),
-    ('    64 1.93e-01 / 1.1e-01 4.63e-01 / 5.1e-01 4.16e-01 / 2.1e-01 1.48e+00 / 9.8e-'
-     '01 4.53e-01 / 4.7e-01 3.27e+00 / 2.1e+00'),
-    '   dS is the gradient reaching the softmax logits, dQ the one reaching the queries.',
-    '   Unscaled, the typical (median) gradient collapses as d_k grows; the mean of',
-    '   ||dQ|| does not, because the rare rows whose top two scores nearly tie keep',
-    '   an O(1) softmax gradient and multiply it by ||k|| ~ sqrt(d_k).',
-    '   Why median ||dQ|| can be larger unscaled though ||dS|| is smaller: dQ = c dS K',
-    '   with c = 1 unscaled and 1/sqrt(d_k) scaled, and each key has ||k|| ~ sqrt(d_k),',
-    '   so ||dQ|| ~ c sqrt(d_k) ||dS||: the unscaled gradient keeps a factor sqrt(d_k).',
-    '   d_k  c sqrt(d_k) median ||dS||: unscaled   scaled   median ||dQ||: unscaled   scaled',
-    '    16                             2.49e+00 8.63e-01                  2.29e+00 1.00e+00',
-    '    64                             8.47e-01 5.14e-01                  9.80e-01 4.68e-01',
-    ('   At d_k = 64, median ||dS|| is 0.11 unscaled against 0.51 scaled, but times sq'
-     'rt(64) = 8'),
-    '   it is 0.85: hence median ||dQ|| 0.98 unscaled against 0.47 scaled.',
-    '',
-    '5. Pictures',
+    '6. Pictures',
     '-----------',
     '   softmax([2, 1, 0, -1])',
     '   p_1 |##########################               0.6439',
@@ -90,176 +98,337 @@ GOLDEN = "\n".join([
     '   p_3 |                                         2.061e-09',
     '   p_4 |                                         9.357e-14',
     '   Jacobian diagonal p_i (1 - p_i): [4.54e-05, 4.54e-05, 2.06e-09, 9.36e-14]',
-    '   simulated Var(q . k): grows in proportion to d_k',
-    '   d_k=16 |#########                                16.8',
-    '   d_k=64 |######################################## 76.44',
-    '   simulated Var(q . k / sqrt(d_k)): level at 1 (bars drawn from 0 to 2)',
-    '   d_k=16 |#####################                    1.05',
-    '   d_k=64 |########################                 1.194',
+    '   simulated Var(q . k): grows like d_k',
+    '    d_k=16 |######                                   18.86',
+    '   d_k=128 |######################################## 116.9',
+    '   simulated Var(q . k / sqrt(d_k)): level at 1 (bars from 0 to 2)',
+    '    d_k=16 |########################                 1.179',
+    '   d_k=128 |##################                       0.9134',
     '',
-])
+]
 
 
-
-def report(argv, capsys):
+def run(argv, capsys):
     assert stats.main(argv) == 0
-    return capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    return captured.out
 
 
 def test_the_small_report_is_pinned_line_by_line(capsys):
-    out = report(SMALL, capsys)
-    for got, expected in zip(out.split("\n"), GOLDEN.split("\n")):
-        assert got == expected
-    assert out == GOLDEN
+    lines = run(SMALL, capsys).split("\n")
+    for got, want in zip(lines, GOLDEN):
+        assert got == want
+    assert lines == GOLDEN
 
 
-def row(text, header, d_k):
-    """The line of the table under `header` whose first field is d_k."""
-    section = text[text.index(header):]
-    return next(line for line in section.split("\n") if line.split()[:1] == [str(d_k)])
+# ------------------------------------------------ the small report's numbers, recomputed
+
+def section(lines, number):
+    """The lines of section `number`, from its title to the next blank line."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{number}. "))
+    end = lines.index("", start)
+    return lines[start:end]
 
 
-def test_the_report_numbers_are_those_of_the_definitions(capsys):
-    out = report(SMALL, capsys)
-    for d_k in (16, 64):
-        xs = gauss_dot_products(d_k, 60, 3 + d_k)  # section 1: seed + d_k
-        v = math.fsum(x * x for x in xs) / 60
-        se = math.sqrt((2 * d_k * d_k + 6 * d_k) / 60)
-        line = row(out, "1. Var(q . k)", d_k)
-        assert line == (f"{d_k:>6} {d_k:>7} {v:>9.1f} +- {se:<5.1f} {math.sqrt(v):>7.2f} "
-                        f"{math.sqrt(d_k):>9.2f} {1:>13} {v / d_k:>9.3f} +- {se / d_k:.3f}")
-        c = 1 / math.sqrt(d_k)
-        trials = gauss_trials(d_k, 16, 8, 4, 3 + d_k)
-        (u_sat, u_grad), (s_sat, s_grad) = (naive_statistics(trials, c) for c in (1.0, c))
-        sat = row(out, "3. Saturation", d_k).split()
-        assert [float(v) for v in sat[1:4] + sat[5:8]] == \
-            [round(v, 4) for v in u_sat + s_sat]
-        why = row(out, "   Why median", d_k).split()
-        assert why[1:] == [f"{v:.2e}" for v in (math.sqrt(d_k) * u_grad[2], s_grad[2],
-                                                 u_grad[3], s_grad[3])]
-    assert "   At d_k = 64, median ||dS|| is 0.11 unscaled against 0.51 scaled" in out
+def table_rows(lines, number):
+    """{d_k: the fields of its row} for the rows of section `number` that start with a d_k."""
+    return {int(fields[0]): fields[1:] for fields in (line.split() for line in
+                                                      section(lines, number))
+            if fields and fields[0] in {str(d_k) for d_k in DKS}}
 
 
-def test_the_d_k_64_sentence_appears_only_with_d_k_64(capsys):
-    out = report(["--samples", "5", "--trials", "2", "--dk", "2,3", "--keys", "3"], capsys)
-    assert "Why median ||dQ||" in out and "At d_k = 64" not in out
-    assert "over m = 3 keys (2 trials per d_k)" in out
+@pytest.fixture(scope="module")
+def oracle_rows():
+    """(d_k, scale) -> the five statistics of each of the report's rows, from the definitions."""
+    out = {}
+    for d_k in DKS:
+        rows = chi_square_rows(d_k, KEYS, D_V, TRIALS, SEED + d_k)  # the report's seed + d_k
+        for name in ("1", "1/sqrt(d_k)"):
+            c = stats.scale_factor(name, d_k)
+            out[d_k, name] = list(zip(*[row_statistics(*explicit_row(r, c), c) for r in rows]))
+    return out
 
 
-def test_the_report_is_reproducible_and_follows_the_seed(capsys):
-    small = ["--samples", "20", "--trials", "3", "--dk", "4,9"]
-    first, second = report(small, capsys), report(small, capsys)
-    assert first == second
-    assert report(small + ["--seed", "1"], capsys) != first
-    assert first.startswith("The sqrt(d_k) in softmax(Q K^T / sqrt(d_k)) V: seed 0, 20 samples, "
-                            "d_k in [4, 9]\n")
+def test_section_1_is_the_mean_square_of_gauss_dot_products():
+    # (1/n) sum (q . k)^2 with the standard error sqrt((2 d_k^2 + 6 d_k) / n), and both / d_k
+    for d_k, fields in table_rows(GOLDEN, 1).items():
+        xs = gauss_dot_products(d_k, SAMPLES, SEED + d_k)
+        v = float(sum(Fraction(x) ** 2 for x in xs) / SAMPLES)
+        se = math.sqrt(Fraction(2 * d_k * d_k + 6 * d_k, SAMPLES))
+        assert fields == [f"{v:.1f}", "+-", f"{se:.1f}", f"{v / d_k:.3f}", "+-",
+                          f"{se / d_k:.3f}"]
+    xs = gauss_projected_dot_products(16, SAMPLES // 4, 32, SEED)  # d_model 32, d_k 16
+    v = float(sum(Fraction(x) ** 2 for x in xs) / (SAMPLES // 4))
+    se = math.sqrt(Fraction(2 * 16 * 16 + 6 * 16, SAMPLES // 4))
+    assert f"   Var(q . k) at d_k = 16: {v:.1f} +- {se:.1f}" in section(GOLDEN, 1)
 
+
+def test_section_2_is_d_k_c_squared_exactly():
+    with localcontext() as ctx:
+        ctx.prec = 50
+        for d_k, fields in table_rows(GOLDEN, 2).items():
+            exact = [d_k, 1, Fraction(1, d_k), d_k / Decimal(d_k).ln() ** 2]
+            assert fields == [f"{float(v):.4g}" for v in exact]
+
+
+def test_section_3_is_the_mean_saturation_of_the_rows(oracle_rows):
+    lines = section(GOLDEN, 3)
+    assert lines[0] == f"3. Saturation over m = {KEYS} keys, {TRIALS} rows per d_k"
+    assert lines[2].endswith(f"uniform weights give max p = {1 / KEYS:.4f}")
+    assert lines[3] == f"   and entropy ln {KEYS} = {math.log(KEYS):.3f}"
+    for d_k, fields in table_rows(GOLDEN, 3).items():
+        want = [f"{math.fsum(column) / TRIALS:.3f}" for name in ("1", "1/sqrt(d_k)")
+                for column in oracle_rows[d_k, name][:3]]
+        assert fields == want[:3] + ["|"] + want[3:]
+
+
+@pytest.mark.parametrize("number, column", [(4, 3), (5, 4)], ids=["||dL/dS||", "||dL/dQ||"])
+def test_sections_4_and_5_are_the_medians_with_their_intervals(oracle_rows, number, column):
+    l, _ = exact_interval(TRIALS, 0.95)  # [x_(l), x_(n+1-l)]
+    for d_k, fields in table_rows(GOLDEN, number).items():
+        want = []
+        for name in ("1", "1/sqrt(d_k)"):
+            xs = sorted(oracle_rows[d_k, name][column])
+            want += [f"{statistics.median(xs):.2g}", f"[{xs[l - 1]:.2g},",
+                     f"{xs[TRIALS - l]:.2g}]"]
+        assert fields == want
+
+
+def test_section_6_pictures_are_softmax_and_its_jacobian_diagonal():
+    lines = section(GOLDEN, 6)
+    for logits in ([2, 1, 0, -1], [20, 10, 0, -10]):
+        p = decimal_softmax([float(v) for v in logits])
+        at = lines.index(f"   softmax({logits})" + ("" if logits[0] == 2 else
+                                                      ": the same logits times 10"))
+        bars = [line.split() for line in lines[at + 1:at + 5]]
+        assert [fields[-1] for fields in bars] == [f"{float(v):.4g}" for v in p]
+        assert [len(fields[1]) - 1 for fields in bars] == \
+            [round(40 * float(v)) for v in p]  # "|####": 40 columns for weight 1
+        diagonal = ", ".join(f"{float(v * (1 - v)):.3g}" for v in p)
+        assert lines[at + 5] == f"   Jacobian diagonal p_i (1 - p_i): [{diagonal}]"
+    variances = {d_k: float(sum(Fraction(x) ** 2 for x in gauss_dot_products(
+        d_k, SAMPLES, SEED + d_k)) / SAMPLES) for d_k in DKS}
+    bars = [line.split() for line in lines if line.split()[0].startswith("d_k=")]
+    assert [fields[-1] for fields in bars] == [f"{variances[d]:.4g}" for d in DKS] + [
+        f"{variances[d] / d:.4g}" for d in DKS]
+
+
+# ----------------------------------------------------------- the data behind the report
+
+@pytest.fixture(scope="module")
+def small_report():
+    return report(SEED, SAMPLES, TRIALS, KEYS, DKS)
+
+
+def test_the_report_is_the_public_functions_on_seed_plus_d_k(small_report):
+    r = small_report
+    assert (r.seed, r.samples, r.trials, r.keys, r.dks) == (SEED, SAMPLES, TRIALS, KEYS, DKS)
+    for d_k in DKS:
+        xs = sample_dot_products(d_k, SAMPLES, seed=SEED + d_k)
+        assert r.variance[d_k] == (math.fsum(x * x for x in xs) / SAMPLES,
+                                   variance_standard_error(d_k, SAMPLES))
+        for name in ("1", "1/sqrt(d_k)"):
+            options = dict(m=KEYS, trials=TRIALS, seed=SEED + d_k)
+            assert r.saturation[d_k, name] == stats.saturation_stats(d_k, name, **options)
+            assert r.gradients[d_k, name] == stats.gradient_stats(d_k, name, **options)
+    xs = sample_projected_dot_products(16, SAMPLES // 4, d_model=32, seed=SEED)
+    assert r.projection == (32, 16, math.fsum(x * x for x in xs) / (SAMPLES // 4),
+                            variance_standard_error(16, SAMPLES // 4))
+    for seed in (0, 2 ** 64 - 1):  # the smallest and the largest seed taken
+        tiny = report(seed, samples=3, trials=2, dks=(16,))
+        assert tiny.seed == seed
+        assert tiny.projection[3] == variance_standard_error(16, 1)  # one projected sample
+
+
+def test_the_report_is_reproducible_and_follows_the_seed(small_report):
+    assert report(SEED, SAMPLES, TRIALS, KEYS, DKS) == small_report
+    other = report(SEED + 1, SAMPLES, TRIALS, KEYS, DKS)
+    assert other.variance != small_report.variance
+    assert other.saturation != small_report.saturation
+
+
+def test_the_report_defaults_are_the_documented_ones():
+    # read from the signature: the default run itself is the slow test below
+    defaults = {name: p.default for name, p in inspect.signature(report).parameters.items()}
+    assert defaults == {"seed": 0, "samples": 1000, "trials": 2000, "keys": 16,
+                        "dks": (16, 64, 128, 512, 1024)}
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(keys=1), ValueError, "report: keys must be at least 2, not 1"),
+    (dict(trials=1), ValueError, "report: trials must be at least 2, not 1"),
+    (dict(samples=0), ValueError, "report: samples must be at least 1, not 0"),
+    (dict(dks=(16, 1)), ValueError, "report: d_k must be at least 2"),
+    (dict(dks=()), ValueError, "report: dks is empty"),
+    (dict(dks=16), TypeError, "report: dks must be a list"),
+    (dict(seed=True), TypeError, "report: seed must be an int, not True"),
+    (dict(seed=1.5), TypeError, "report: seed must be an int, not 1.5"),
+    (dict(seed=-1), ValueError, "report: seed must be at least 0 and at most "
+                                "18446744073709551615, not -1"),
+    (dict(seed=2 ** 64), ValueError, "report: seed must be at least 0 and at most "
+                                     "18446744073709551615, not 18446744073709551616"),
+    (dict(dks=(16, 64, 16)), ValueError, "report: dks = [16, 64, 16] repeats a d_k"),
+], ids=["one key", "one row", "no samples", "d_k = 1", "no d_k", "a bare d_k", "a bool seed",
+        "a float seed", "a negative seed", "a seed of 2^64",
+        "a repeated d_k"])
+def test_report_checks_its_arguments(kwargs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        report(**dict(dict(samples=3, trials=2, dks=(16,)), **kwargs))
+
+
+# ------------------------------------------------------------------ width, versions
+
+def test_every_line_fits_in_79_columns_at_the_default_d_k(capsys):
+    out = run(["--samples", "4", "--trials", "2", "--keys", "1000"], capsys)
+    assert max(len(line) for line in out.split("\n")) <= 79
+    assert "   1024 " in out  # the widest d_k of the defaults
+
+
+@pytest.mark.slow
+def test_the_default_report_fits_in_79_columns_and_prints_the_default_numbers(
+        capsys, default_report):
+    lines = run([], capsys).split("\n")
+    assert max(map(len, lines)) <= 79
+    assert lines[:4:3] == ["The sqrt(d_k) of softmax(Q K^T / sqrt(d_k)) V, in numbers", "Seed 0."]
+    v, se = default_report.variance[1024]
+    assert f"   1024 {v:>9.1f} +- {se:<5.1f}" in "\n".join(lines)
+    rows = {int(f[0]): f[1:] for f in (line.split() for line in section(lines, 3))
+            if f and f[0].isdigit()}
+    assert list(rows) == [16, 64, 128, 512, 1024]
+    for d_k, fields in rows.items():
+        cells = [default_report.saturation[d_k, name] for name in ("1", "1/sqrt(d_k)")]
+        want = [f"{getattr(s, f)[0]:.3f}" for s in cells for f in stats.Saturation._fields]
+        assert fields == want[:3] + ["|"] + want[3:]
+
+
+def script(*args, python=sys.executable, **kwargs):
+    return subprocess.run([python, os.path.join(ROOT, "stats.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, **kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", PYTHONS)
+def test_the_output_is_the_same_on_python_3_9_and_3_13(version):
+    if not os.path.exists(PYTHONS[version]):
+        pytest.skip(f"Python {version} is not installed at {PYTHONS[version]}")
+    here, there = script(*SMALL), script(*SMALL, python=PYTHONS[version])
+    assert (here.returncode, here.stderr) == (there.returncode, there.stderr) == (0, "")
+    assert there.stdout == here.stdout == "\n".join(GOLDEN)
+
+
+# ------------------------------------------------------------------ the command line
 
 @pytest.mark.parametrize("argv, message", [
-    (["--keys", "1"], "argument --keys: must be at least 2, not 1"),
-    (["--keys", "0"], "argument --keys: must be at least 2, not 0"),
-    (["--samples", "0"], "argument --samples: must be at least 1, not 0"),
-    (["--trials", "0"], "argument --trials: must be at least 1, not 0"),
-    (["--samples", "x"], "argument --samples: must be a whole number, not 'x'"),
-    (["--dk", "1"], "--dk needs at least one d_k, each >= 2 (the 1/ln(d_k) scale of section 2 "
-                    "is undefined at 1)"),
-    (["--dk", "16,1"], "--dk needs at least one d_k, each >= 2"),
-    (["--dk", ","], "--dk needs at least one d_k, each >= 2"),
-    (["--dk", "16,x"], "--dk takes whole numbers separated by commas, not '16,x'"),
-    (["--dk", "99999999999999999999"],
-     "these options need 302000000000000000533140 normal draws, 199999999999999999998000 in one"),
-    (["--samples", "1000000000"], "the limits are 50000000 in all and 10000000 per row"),
-    (["--dk", "5001"], "10002000 in one table row; the limits are 50000000 in all and 10000000"),
+    (["--samples", "x"], "argument --samples: invalid int value: 'x'"),
     (["--seed", "1.5"], "argument --seed: invalid int value: '1.5'"),
-])
-def test_bad_options_get_a_clear_message_and_status_2(argv, message, capsys):
+    (["--trials", "2e3"], "argument --trials: invalid int value: '2e3'"),
+    (["--keys", "1"], "report: keys must be at least 2, not 1"),
+    (["--keys", "-3"], "report: keys must be at least 2, not -3"),
+    (["--trials", "1"], "report: trials must be at least 2, not 1"),
+    (["--samples", "0"], "report: samples must be at least 1, not 0"),
+    (["--dk", "16,1"], "report: d_k must be at least 2"),
+    (["--dk", "16,x"], "'x'"),
+    (["--dk", ""], "''"),
+    (["--samples", "100000"], "these options ask for about 1.7e+08 draws; keep them under "
+                              "1e+08, about a minute"),
+    (["--dk", "99999999999999999999"], "these options ask for about 1.0e+23 draws"),
+    (["--trials", "10000000"], "these options ask for about 8.0e+08 draws"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+], ids=["samples not an int", "seed not an int", "trials not an int", "one key",
+        "negative keys", "one row", "no samples", "d_k = 1", "a d_k not an int", "no d_k",
+        "too many samples", "a huge d_k", "too many rows", "an unknown option"])
+def test_a_bad_option_is_one_line_on_stderr_and_status_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exit:
         stats.main(argv)
     assert exit.value.code == 2
-    captured = capsys.readouterr()
-    assert message in captured.err and captured.out == ""
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: python3 stats.py")
+    last = err.rstrip("\n").split("\n")[-1]
+    assert last.startswith("python3 stats.py: error: ") and message in last, err
+    assert err.endswith(last + "\n")  # the message is the last line, and only one line
 
 
-def test_the_draws_are_counted_per_call():
-    args = stats._parser().parse_args(SMALL)
-    assert stats._report_draws(args) == [2 * 16 * 60, 2 * 64 * 60, 15 * 64 * 33,
-                                         4 * (16 * 17 + 8 * 17), 4 * (64 * 17 + 8 * 17)]
-    args = stats._parser().parse_args(["--samples", "3", "--keys", "5", "--dk", "7"])
-    assert stats._report_draws(args) == [42, 1 * 64 * 33, 60 * (7 * 6 + 8 * 6)]
+def test_a_bad_option_prints_no_traceback_from_the_script():
+    done = script("--keys", "1")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == \
+        "python3 stats.py: error: report: keys must be at least 2, not 1"
 
 
-def test_the_limits_are_inclusive(monkeypatch, capsys):
-    argv = ["--samples", "3", "--trials", "1", "--dk", "2", "--keys", "2"]
-    draws = stats._report_draws(stats._parser().parse_args(argv))  # [12, 2112, 26]
-    monkeypatch.setattr(stats, "_MAX_DRAWS", max(draws))
-    monkeypatch.setattr(stats, "_MAX_REPORT_DRAWS", sum(draws))
-    assert "5. Pictures" in report(argv, capsys)  # exactly at both limits: runs
-    monkeypatch.setattr(stats, "_MAX_REPORT_DRAWS", sum(draws) - 1)
+def test_the_work_bound_counts_samples_and_rows_and_is_inclusive(monkeypatch, capsys):
+    # samples x sum(d_k) + trials x keys x len(d_k): 3 x 2 + 2 x 2 x 1 = 10 here
+    argv = ["--samples", "3", "--trials", "2", "--keys", "2", "--dk", "2"]
+    monkeypatch.setattr(stats, "WORK", 10)
+    assert "6. Pictures" in run(argv, capsys)  # exactly at the bound: runs
+    monkeypatch.setattr(stats, "WORK", 9)
     with pytest.raises(SystemExit):
         stats.main(argv)
-    assert f"these options need {sum(draws)} normal draws" in capsys.readouterr().err
-    monkeypatch.setattr(stats, "_MAX_REPORT_DRAWS", sum(draws))
-    monkeypatch.setattr(stats, "_MAX_DRAWS", max(draws) - 1)
+    assert "these options ask for about 1.0e+01 draws; keep them under 9e+00" in \
+        capsys.readouterr().err
+
+
+def test_the_work_bound_is_a_hundred_million_draws(capsys):
+    # the defaults ask for 1000 x (16 + 64 + 128 + 512 + 1024) + 2000 x 16 x 5 = 1,904,000;
+    # 57247 samples would ask for 99,998,768 (about a minute), one more for 100,000,512
+    assert stats.WORK == 10 ** 8
     with pytest.raises(SystemExit):
-        stats.main(argv)
-    assert f"{max(draws)} in one table row" in capsys.readouterr().err
+        stats.main(["--samples", "57248"])
+    assert "about 1.0e+08 draws; keep them under 1e+08, about a minute" in \
+        capsys.readouterr().err
 
 
-def test_the_report_limits_are_those_documented():
-    assert (stats._MAX_DRAWS, stats._MAX_REPORT_DRAWS) == (10 ** 7, 5 * 10 ** 7)
-    assert stats._DEFAULT_DKS == (16, 64, 128, 512, 1024) and stats._PROJECTION == (64, 16)
-
-
-def test_help_lists_the_options(capsys):
+def test_help_lists_every_option_with_its_default(capsys):
     with pytest.raises(SystemExit) as exit:
         stats.main(["--help"])
     assert exit.value.code == 0
     out = capsys.readouterr().out
-    for option in ("--seed", "--samples", "--dk", "--trials", "--keys"):
-        assert option in out
-    assert "--worked-examples" not in out
+    for option, default in (("--seed", "0"), ("--samples", "1000"), ("--trials", "2000"),
+                            ("--keys", "16"), ("--dk", "16,64,128,512,1024")):
+        assert re.search(re.escape(option) + r"[\s\S]*?\(default " + re.escape(default) + r"\)",
+                         out), option
+    assert "%%" not in out and "3.9 to 3.13" in " ".join(out.split())
 
 
-def test_bar_chart_lines():
-    assert stats._bar_chart([("a", 2.0), ("bb", 1.0), ("c", 0.0)], width=10) == \
-        [" a |########## 2", "bb |#####      1", " c |           0"]
-    assert stats._bar_chart([("a", 1.0), ("b", 0.5)], width=4) == ["a |#### 1", "b |##   0.5"]
-    assert stats._bar_chart([("x", 0.0)], width=3) == ["x |    0"]  # top 0: no bars
-    assert stats._bar_chart([("x", 1.0)], width=4, top=2.0) == ["x |##   1"]
+def test_closing_the_pipe_early_is_quiet():
+    # the reader has gone before the report is printed: the write fails with EPIPE, and
+    # the script leaves with status 1 and nothing on stderr
+    child = subprocess.Popen([sys.executable, os.path.join(ROOT, "stats.py"), *SMALL], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # long before the child has computed anything
+    err = child.stderr.read()
+    assert child.wait(timeout=120) == 1
+    assert err == b""
 
 
-def run_script(*args, **kwargs):
-    return subprocess.Popen([sys.executable, os.path.join(ROOT, "stats.py"), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            text=True, **kwargs)
+def test_head_minus_one_in_a_shell_prints_one_line_and_no_traceback():
+    shell = subprocess.run(f"{sys.executable} stats.py {' '.join(SMALL)} | head -1", shell=True,
+                           capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert shell.stdout == GOLDEN[0] + "\n"
+    assert shell.stderr == ""
 
 
-def test_the_script_runs_and_closing_the_pipe_is_quiet():
-    whole = run_script("--samples", "30", "--trials", "3", "--dk", "8")
-    out, err = whole.communicate(timeout=60)
-    assert whole.returncode == 0 and err == ""
-    assert out.startswith("The sqrt(d_k)") and "5. Pictures" in out
-    # `python3 stats.py | head -1`: the reader leaves after one line
-    early = run_script("--samples", "30", "--trials", "200", "--dk", "8,512")
-    first = early.stdout.readline()
-    early.stdout.close()
-    err = early.stderr.read()
-    assert early.wait(timeout=60) == 1
-    assert first.startswith("The sqrt(d_k)") and err == ""
+# ------------------------------------------------------------------ found by these tests
+
+def test_a_repeated_d_k_is_refused_or_reported_consistently(capsys):
+    argv = ["--samples", "40", "--trials", "2", "--dk", "16,16,64"]
+    try:
+        out = run(argv, capsys)
+    except SystemExit as exit:
+        assert exit.code == 2
+        return
+    v = report(0, 40, 2, 16, (16, 16, 64)).variance[64][0]
+    last = out.rstrip("\n").split("\n")[-1].split()
+    assert last[0] == "d_k=64" and last[-1] == f"{v / 64:.4g}"
+    assert max(len(line) for line in out.split("\n")) <= 79
 
 
-def test_head_minus_one_in_a_shell_prints_no_traceback():
-    shell = subprocess.run(f"{sys.executable} stats.py --dk 8,512 --trials 200 | head -1",
-                           shell=True, capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert shell.stdout.startswith("The sqrt(d_k)") and shell.stdout.count("\n") == 1
-    assert "Traceback" not in shell.stderr and shell.stderr == ""
-
-
-def test_the_d_k_64_sentence_quotes_the_d_k_64_row_whatever_the_order(capsys):
-    stats.main(["--samples", "20", "--trials", "3", "--dk", "64,16", "--seed", "1"])
-    out = capsys.readouterr().out.splitlines()
-    row = next(line.split() for line in out if line.split()[:1] == ["64"]
-               and len(line.split()) == 5)
-    sentence = " ".join(line for line in out if line.startswith("   At d_k = 64")
-                        or line.startswith("   it is "))
-    assert f"median ||dQ|| {float(row[3]):.2f} unscaled" in sentence, (row, sentence)
+def test_a_large_seed_is_refused_or_still_fits_in_79_columns(capsys):
+    argv = ["--seed", str(10 ** 20), "--samples", "4", "--trials", "2", "--dk", "16"]
+    try:
+        out = run(argv, capsys)
+    except SystemExit as exit:
+        assert exit.code == 2
+        return
+    assert max(len(line) for line in out.split("\n")) <= 79

@@ -350,3 +350,10 @@ def test_rescale_factors_are_the_exponentials_of_the_gaps_and_zero_for_an_empty_
                                                                            1.0)
     assert rescale_factors(EMPTY, EMPTY) == (-INF, 0.0, 0.0)
     assert rescale_factors(EMPTY, Normalizer(3.0, 1.0)) == (3.0, 0.0, 1.0)
+
+
+def test_a_masked_logit_returns_the_state_exactly_as_given():
+    # "A -inf logit leaves the state as it is": not merged as (-inf, 1), so even the sign of
+    # an empty state's zero sum comes back as it was given (a merge would give +0.0)
+    state = online_update((-INF, -0.0), -INF)
+    assert state == EMPTY and math.copysign(1.0, state.d) == -1.0
