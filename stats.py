@@ -3,8 +3,9 @@
 At initialisation, with q and k of independent components of mean 0 and variance 1,
 Var(q . k) = d_k: unscaled logits spread like sqrt(d_k), softmax saturates, its Jacobian
 shrinks and the gradient to Q and K vanishes; 1/sqrt(d_k) brings the variance back to 1.
-Once q and k correlate (after training) E[q . k] grows like d_k, which is why muP scales
-by 1/d_k.  `python3 stats.py` prints each link; docs/derivations.md derives each formula.
+At a fixed correlation rho between q's and k's components (training builds one),
+E[q . k] = rho d_k: muP's reason for 1/d_k.  `python3 stats.py` prints each link of the
+argument; docs/derivations.md derives each formula.
 
 Public API (`__all__`):
 
@@ -639,8 +640,8 @@ def _format_report(r: Report) -> List[str]:
         lines.append(f"{d_k:>7}" + "".join(f"{d_k * scale_factor(name, d_k) ** 2:>13.4g}"
                                            for name in SCALE_CHOICES))
     lines += ["   Only 1/sqrt(d_k) keeps it at 1 for every d_k.  1/d_k (muP's choice) keeps",
-              "   the mean logit O(1) once training aligns q with k, where E[q . k] grows",
-              "   like d_k (docs/derivations.md section 7)."]
+              "   the mean logit O(1) at a fixed correlation rho between q and k, where",
+              "   E[q . k] = rho d_k (docs/derivations.md section 7)."]
     lines += _header(f"3. Saturation over m = {r.keys} keys, {r.trials} rows per d_k")
     lines += [f"   mean +- standard error; uniform weights give max p = {1 / r.keys:.4f}",
               f"   and entropy ln {r.keys} = {math.log(r.keys):.3f}",

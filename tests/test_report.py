@@ -57,8 +57,8 @@ GOLDEN = [
     '     16           16            1       0.0625        2.081',
     '    128          128            1     0.007812        5.437',
     "   Only 1/sqrt(d_k) keeps it at 1 for every d_k.  1/d_k (muP's choice) keeps",
-    '   the mean logit O(1) once training aligns q with k, where E[q . k] grows',
-    '   like d_k (docs/derivations.md section 7).',
+    '   the mean logit O(1) at a fixed correlation rho between q and k, where',
+    '   E[q . k] = rho d_k (docs/derivations.md section 7).',
     '',
     '3. Saturation over m = 8 keys, 5 rows per d_k',
     '---------------------------------------------',
@@ -432,3 +432,28 @@ def test_a_large_seed_is_refused_or_still_fits_in_79_columns(capsys):
         assert exit.code == 2
         return
     assert max(len(line) for line in out.split("\n")) <= 79
+
+
+# ------------------------------------------------ found by mutation testing (tools/mutate.py)
+
+@pytest.mark.parametrize("bad", ["x", "1.5", "1e3"], ids=["a word", "a float", "an exponent"])
+def test_a_d_k_that_is_not_a_whole_number_is_named_in_the_error(bad, capsys):
+    # the message names the option and the rule, not int()'s "invalid literal for int()"
+    with pytest.raises(SystemExit):
+        stats.main(["--samples", "4", "--trials", "2", "--dk", f"16,{bad}"])
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        f"python3 stats.py: error: --dk: each d_k must be an int, not '{bad}'"
+
+
+def test_closing_the_pipe_early_is_quiet_when_stdout_is_block_buffered():
+    # As a reader's shell runs it: without PYTHONUNBUFFERED (which some CI and IDEs set, and
+    # which makes every print reach the pipe at once), the report would wait in stdout's
+    # buffer and fail only in the flush at exit, with "Exception ignored ... BrokenPipeError"
+    # and status 120.  flush=True makes the print itself fail, inside main, and pointing
+    # stdout at devnull leaves that exit-time flush nothing to fail on.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    child = subprocess.Popen([sys.executable, os.path.join(ROOT, "stats.py"), *SMALL], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    child.stdout.close()  # long before the child has computed anything
+    err = child.stderr.read()
+    assert (child.wait(timeout=120), err) == (1, b"")
