@@ -242,7 +242,7 @@ def test_the_identity_needs_the_rate_mapping():
     assert unmapped.losses[1:] != a.losses[1:]
 
 
-@pytest.mark.parametrize("d_k", [16, 64, 256])
+@pytest.mark.parametrize("d_k", [16, 64, 256], ids=lambda d: f"d_k={d}")
 def test_the_old_unscaled_identity_is_the_case_c_prime_equal_1(d_k):
     # "unscaled from W is scaled from d_k^(1/4) W, SGD at sqrt(d_k) times the rate, Adam at
     # d_k^(1/4) times the rate with eps divided by d_k^(1/4)"
@@ -593,7 +593,7 @@ def test_the_committed_records_are_what_the_code_computes_at_d_k_16(optimizer):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("d_k", L.D_KS)
+@pytest.mark.parametrize("d_k", L.D_KS, ids=lambda d: f"d_k={d}")
 def test_the_committed_records_are_what_the_code_computes_for_every_fast_arm(d_k):
     committed = L._groups(L._load(L.RESULTS_FILE)["runs"])
     for (optimizer, scale, d), records in committed.items():

@@ -251,7 +251,8 @@ def test_minus_1000_added_to_a_fully_masked_row_keeps_the_scores_to_the_spacing_
     assert full_row(-1000.0, "float16") != full_row(-1000.0, "float64")
 
 
-@pytest.mark.parametrize("fill", [-1e9, -1000.0, "lowest"], ids=["1e9", "1000", "lowest"])
+@pytest.mark.parametrize("fill", [-1e9, -1000.0, "lowest"],
+                         ids=["fill -1e9", "fill -1000", "the lowest finite"])
 def test_a_finite_fill_written_over_a_fully_masked_row_gives_a_uniform_row(fill):
     for fmt in lp.FORMATS[1:] if fill == -1e9 else lp.FORMATS:
         f = -lp.largest_finite(fmt) if fill == "lowest" else fill
@@ -286,7 +287,7 @@ def test_dot_in_is_the_exact_dot_product_of_the_stored_numbers_rounded_once(fmt)
         assert lp.dot_in(q, k, fmt) == oracle(exact, fmt)
 
 
-@pytest.mark.parametrize("d_k", [16, 64, 128, 1024])
+@pytest.mark.parametrize("d_k", [16, 64, 128, 1024], ids=lambda d: f"d_k={d}")
 def test_q_dot_k_overflows_float16_when_the_norms_reach_256(d_k):
     # the smallest float16 c with c^2 d_k >= 65520 (the boundary), found from Fractions
     c = c_over = oracle(250 / math.sqrt(d_k), "float16")
@@ -324,7 +325,7 @@ def one_key_probability(d_k: int, c: Fraction) -> float:
                      * Decimal(poly.numerator) / Decimal(poly.denominator))
 
 
-@pytest.mark.parametrize("d_k", [2, 4, 16, 64, 128])
+@pytest.mark.parametrize("d_k", [2, 4, 16, 64, 128], ids=lambda d: f"d_k={d}")
 def test_the_overflow_probability_for_one_key_is_the_closed_form_within_its_error(d_k):
     c = Fraction(lp.exp_threshold("float16").overflow_from)
     P = lp.overflow_probability(d_k, 1)
@@ -349,7 +350,8 @@ def test_the_overflow_probability_of_m_keys_is_one_minus_the_chance_that_all_sta
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("d_k, rows", [(16, 3000), (32, 1500)])
+@pytest.mark.parametrize("d_k, rows", [(16, 3000), (32, 1500)],
+                         ids=["d_k=16, 3000 rows", "d_k=32, 1500 rows"])
 def test_the_overflow_probability_agrees_with_a_brute_force_monte_carlo(d_k, rows):
     # the emulated pipeline, not the formula: seed 12345 + d_k; with the exact P, the count
     # is Binomial(rows, P): |estimate - P| <= 4 sqrt(P (1 - P) / rows) + P.error fails with

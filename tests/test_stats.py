@@ -1264,3 +1264,47 @@ def test_numpy_integers_and_arrays_are_read_as_ints_and_lists():
     assert saturation_stats(numpy.int64(16), m=numpy.int64(4), trials=numpy.int64(3)) == \
         saturation_stats(16, m=4, trials=3)
     assert softmax_entropy(numpy.zeros(4)) == softmax_entropy([0.0] * 4)
+
+
+# ------------------------------------------------ found by mutation testing (tools/mutate.py)
+
+@pytest.mark.parametrize("n, l", [(4, 2), (5, 2), (10, 3), (20, 6)],
+                         ids=["n=4, l=2", "n=5, l=2", "n=10, l=3", "n=20, l=6"])
+def test_a_coverage_met_exactly_keeps_the_narrower_interval(n, l):
+    # P(l <= B <= n - l) = sum_{j=l}^{n-l} C(n, j) / 2^n, asked for as the coverage itself (a
+    # float that equals it exactly): "P >= coverage" already holds at l, so l is the answer
+    covered = Fraction(sum(math.comb(n, j) for j in range(l, n - l + 1)), 2 ** n)
+    coverage = float(covered)
+    assert Fraction(coverage) == covered  # exact: no rounding decides the case
+    xs = [float(v) for v in range(n, 0, -1)]
+    assert median_interval(xs, coverage) == \
+        Median((n + 1) / 2, float(l), float(n + 1 - l), round(coverage, 4))
+    assert exact_interval(n, coverage) == (l, covered)  # the oracle agrees
+
+
+@pytest.mark.parametrize("x", [[0.0, 1e-170], [0.0, 5e-324], [1e-300, LIMIT]],
+                         ids=["zero beside 1e-170", "zero beside the smallest subnormal",
+                              "1e-300 beside the limit 2^200"])
+def test_layer_norm_scales_by_its_largest_entry(x):
+    # Two distinct points normalise to exactly [-1, 1] (scale-invariance; after scaling by a
+    # power of 2 every step is exact, and sqrt(fl(d^2)) = |d|).  The power of 2 comes from
+    # the largest |x_i|: from the smallest, the squares of 1e-170 would underflow to 0, and
+    # 2^200 scaled up by 2^996 would overflow.
+    assert layer_norm(x) == [-1.0, 1.0]
+
+
+@pytest.mark.skipif(numpy is None, reason="NumPy is not installed")
+def test_a_numpy_float_gives_a_python_float():
+    # only ints and Fractions stay exact; any other real number becomes a float first
+    assert product_variance(numpy.float64(0.5), 2, 3, 4) == 0.5 * 0.5 * 4 + 2 * 4 + 9 * 2
+    assert type(product_variance(numpy.float64(0.5), 2, 3, 4)) is float
+    assert type(dot_product_variance(4, var_q=numpy.float64(2.0))) is float
+    assert type(scaled_variance(numpy.float64(64.0), numpy.float64(0.125))) is float
+
+
+def test_additive_score_variance_defaults_are_the_documented_ones():
+    # read from the signature (a default run draws 1000 scores of d = 64)
+    defaults = {name: p.default for name, p in
+                inspect.signature(additive_score_variance).parameters.items()}
+    assert defaults == {"d_a": inspect.Parameter.empty, "n": 1000, "d": 64, "sigma_w": 1.0,
+                        "seed": 0}
