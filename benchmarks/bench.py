@@ -10,14 +10,17 @@
 
 Sections (n = m = 128, d_k = d_v = 64 unless said):
 forward:   scaled_dot_product_attention against a lean unvalidated core of the same
-           algorithm (same dot routine, max-shifted softmax, fsum denominator, so the
-           same accuracy) and against the textbook triple loop.
+           algorithm (the same dot product, math.fsum over the products; max-shifted
+           softmax; fsum denominator: the same bits), against the textbook triple loop,
+           and, on 3.12+, against the lean core with math.sumprod: what the one
+           version-independent dot product costs.
 backward:  attention_backward against a lean, equally accurate core (dS by the
            cancellation-free formula, its sum by fsum) and a textbook triple loop.
 streaming: streaming_attention (block 64) against the two-pass forward and the triple loop.
 memory:    peak memory (tracemalloc) of streaming against two-pass at n = m = 2048, d = 16.
-main:      CPU time of `python stats.py` at its defaults (user + sys of the child),
-           and in process its sampling and gradient parts.
+main:      CPU time of `python3 stats.py` at its defaults (user + sys of the child),
+           and in process its sampling and row parts.
+learning:  CPU time of `python3 experiments/learning.py` at its defaults.
 
 How times are taken: the candidates of one comparison run in interleaved rounds (the
 order reversed every other round), with gc disabled while timing; each time is CPU time
@@ -31,7 +34,7 @@ import cProfile  # --profile: where the library's time goes
 import gc  # switched off while timing, as timeit does
 import json  # --save / --table
 import math  # sqrt, exp, fsum, sumprod
-import operator  # mul, the dot fallback before 3.12
+import operator  # mul, the products of the dot product
 import os  # paths
 import platform  # interpreter version
 import pstats  # --profile
@@ -54,13 +57,14 @@ HAS_SUMPROD = hasattr(math, "sumprod")
 
 # ------------------------------------------------------------------- the lean cores
 
-# The same inner loop as the library: one C-level dot product per (row, row) pair.
-if HAS_SUMPROD:
-    def dots(u, rows):
-        return [math.sumprod(u, r) for r in rows]
-else:
-    def dots(u, rows):
-        return [sum(map(operator.mul, u, r)) for r in rows]
+# The same inner loop as the library: one dot product per (row, row) pair, math.fsum over
+# the rounded products (one rounding of their exact sum: the same bits on every Python).
+def dots(u, rows):
+    return [math.fsum(map(operator.mul, u, r)) for r in rows]
+
+
+def sumprod_dots(u, rows):  # 3.12+: faster, but its rounding is the interpreter's
+    return [math.sumprod(u, r) for r in rows]
 
 
 def transpose(A):
@@ -72,11 +76,11 @@ def matmul(A, B):
     return [dots(row, B_columns) for row in A]
 
 
-def lean_weights(Q, K, scale):
+def lean_weights(Q, K, scale, dot_rows=dots):
     """P = row softmax of scale * Q K^T: max subtracted, denominator by fsum."""
     P = []
     for q in Q:
-        s = [scale * x for x in dots(q, K)]
+        s = [scale * x for x in dot_rows(q, K)]
         top = max(s)
         e = [math.exp(x - top) for x in s]
         total = math.fsum(e)
@@ -87,6 +91,12 @@ def lean_weights(Q, K, scale):
 def lean_forward(Q, K, V):
     P = lean_weights(Q, K, 1.0 / math.sqrt(len(Q[0])))
     return matmul(P, V)
+
+
+def lean_forward_sumprod(Q, K, V):
+    P = lean_weights(Q, K, 1.0 / math.sqrt(len(Q[0])), sumprod_dots)
+    V_columns = transpose(V)
+    return [sumprod_dots(row, V_columns) for row in P]
 
 
 def lean_score_gradient_row(p, g):
@@ -291,17 +301,20 @@ def bench_forward(out, n, d, rounds, rng):
     out.section(f"1. forward, n = m = {n}, d_k = d_v = {d} ({rounds} rounds)")
     out.add("fwd.lean_agree", "lean core vs ours: max |diff| / max |entry|",
             relative_difference(lean_forward(Q, K, V), ours(Q, K, V)), ".1e")
-    t = interleaved([("ours", lambda: ours(Q, K, V)), ("lean", lambda: lean_forward(Q, K, V)),
-                     ("textbook", lambda: textbook_forward(Q, K, V))], rounds)
-    for name in ("ours", "lean", "textbook"):
+    candidates = [("ours", lambda: ours(Q, K, V)), ("lean", lambda: lean_forward(Q, K, V)),
+                  ("textbook", lambda: textbook_forward(Q, K, V))]
+    if HAS_SUMPROD:
+        candidates.append(("sumprod", lambda: lean_forward_sumprod(Q, K, V)))
+    t = interleaved(candidates, rounds)
+    for name, _ in candidates:
         out.add(f"fwd.{name}_ms", f"{name}: best time (ms)", min(t[name]) * 1e3, ".1f")
     out.add("fwd.ours_over_lean", "ours / lean", paired_ratio(t, "ours", "lean"), ".2f",
             "<= 1.15", paired_ratio(t, "ours", "lean") <= 1.15)
-    need = 2.5 if HAS_SUMPROD else 1.5  # no target is set before 3.11
-    speedup = paired_ratio(t, "textbook", "ours")
-    out.add("fwd.textbook_over_ours", "textbook / ours", speedup, ".2f",
-            ">= 2.5 on 3.12+, >= 1.5 on 3.11",
-            speedup >= need if sys.version_info >= (3, 11) else None)
+    out.add("fwd.textbook_over_ours", "textbook / ours", paired_ratio(t, "textbook", "ours"),
+            ".2f")
+    if HAS_SUMPROD:
+        out.add("fwd.lean_over_sumprod", "lean (fsum) / lean with math.sumprod: the cost of "
+                "the same bits everywhere", paired_ratio(t, "lean", "sumprod"), ".2f")
 
 
 def bench_backward(out, n, d, rounds, rng):
@@ -348,29 +361,24 @@ def bench_memory(out, n, d, rng):
             "<= 0.1", one / two <= 0.1)
 
 
-# The main job's defaults, as `python3 stats.py` runs them (see stats.main).
-MAIN_DKS, MAIN_SAMPLES, MAIN_TRIALS, MAIN_KEYS = (16, 64, 128, 512, 1024), 1000, 60, 16
+# The main job's defaults, as `python3 stats.py` runs them (see stats.report).
+MAIN_DKS, MAIN_SAMPLES, MAIN_TRIALS, MAIN_KEYS = (16, 64, 128, 512, 1024), 1000, 2000, 16
 
 
 def sampling_part(dks, samples, seed=0):
     """Section 1's draws (one seed per d_k, as the report does) and section 1b's."""
     for d_k in dks:
         stats.sample_dot_products(d_k, samples, seed=seed + d_k)
-    stats.sample_projected_dot_products(16, max(1, samples // 4), d_model=64, seed=seed)
+    stats.sample_projected_dot_products(16, max(1, samples // 4), d_model=32, seed=seed)
 
 
-def gradient_part(dks, m, trials, seed=0):
-    """Sections 3-4's gradients; gradient_stats draws its own trials for each scale."""
+def rows_part(dks, m, trials, seed=0):
+    """Sections 3-4: saturation and gradients of the rows, unscaled and scaled (each
+    public function draws its own rows, so this is a little more than the report does)."""
     for d_k in dks:
-        for scale_name in ("none", "1/sqrt(d_k)"):
+        for scale_name in ("1", "1/sqrt(d_k)"):
+            stats.saturation_stats(d_k, scale_name, m=m, trials=trials, seed=seed + d_k)
             stats.gradient_stats(d_k, scale_name, m=m, trials=trials, seed=seed + d_k)
-
-
-def trials_part(dks, m, trials, seed=0):
-    """The draws inside gradient_part alone: random_trials twice per d_k."""
-    for d_k in dks:
-        for _ in range(2):
-            stats.random_trials(d_k, m=m, trials=trials, seed=seed + d_k)
 
 
 def bench_main_job(out, quick, repeat, rng=None):  # rng: unused, as every section gets one
@@ -390,25 +398,32 @@ def bench_main_job(out, quick, repeat, rng=None):  # rng: unused, as every secti
     except subprocess.CalledProcessError as error:
         out.failed(f"python stats.py failed: {error}")
         return
-    out.add("main.cpu_s", "python stats.py: CPU s (user + sys, child)", whole, ".2f")
+    out.add("main.cpu_s", "python3 stats.py: CPU s (user + sys, child)", whole, ".2f",
+            None if quick else "<= 2.5 on 3.11",
+            None if quick or sys.version_info[:2] != (3, 11) else whole <= 2.5)
     out.add("main.startup_s", "  of which start-up (python -c 'import stats')", startup, ".2f")
-    sections = whole - startup
-    out.add("main.sections_s", "  the report itself (whole - start-up): CPU s", sections, ".2f",
-            None if quick else "<= 2 on 3.11",
-            None if quick or sys.version_info[:2] != (3, 11) else sections <= 2.0)
     try:
         sampling = min(cpu_of(lambda: sampling_part(dks, samples)) for _ in range(repeat))
-        gradient = min(cpu_of(lambda: gradient_part(dks, MAIN_KEYS, trials))
-                       for _ in range(repeat))
-        draws = min(cpu_of(lambda: trials_part(dks, MAIN_KEYS, trials)) for _ in range(repeat))
+        rows = min(cpu_of(lambda: rows_part(dks, MAIN_KEYS, trials)) for _ in range(repeat))
     except (AttributeError, TypeError) as error:  # stats.py mid-refactor: say so, go on
         out.failed(f"in-process parts skipped: {type(error).__name__}: {error}")
         return
-    out.add("main.sampling_s", "sampling part in process: CPU s", sampling, ".2f")
+    out.add("main.sampling_s", "sampling part (sections 1, 1b) in process: CPU s", sampling,
+            ".2f")
     out.add("main.sampling_share", "  share of the main job", sampling / whole, ".0%")
-    out.add("main.gradient_s", "gradient part in process: CPU s", gradient, ".2f")
-    out.add("main.gradient_share", "  share of the main job", gradient / whole, ".0%")
-    out.add("main.trials_s", "  of which drawing its trials (random_trials): CPU s", draws, ".2f")
+    out.add("main.rows_s", "rows part (sections 3, 4) in process: CPU s", rows, ".2f")
+
+
+def bench_learning(out, quick, repeat, rng=None):  # rng: unused, as every section gets one
+    args = ["experiments/learning.py"] + (["--dk", "16", "--seeds", "1"] if quick else [])
+    out.section(f"5. the training experiment: python3 {' '.join(args)} (best of {repeat})")
+    try:
+        whole = min(child_cpu(args) for _ in range(repeat))
+    except subprocess.CalledProcessError as error:
+        out.failed(f"python3 experiments/learning.py failed: {error}")
+        return
+    out.add("learning.cpu_s", "python3 experiments/learning.py: CPU s (child)", whole, ".1f",
+            None if quick else "<= 20", None if quick else whole <= 20.0)
 
 
 def profile(n, d, rng, top=12):
@@ -492,6 +507,7 @@ SECTIONS = {
     "streaming": (bench_streaming, (24, 16, 3), (128, 64, 9)),
     "memory": (bench_memory, (192, 16), (2048, 16)),
     "main": (bench_main_job, (True, 1), (False, 3)),
+    "learning": (bench_learning, (True, 1), (False, 1)),
 }
 
 
@@ -523,7 +539,7 @@ def main(argv=None):
                date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), revision=revision(),
                load=load())
     print(f"{run['python']} ({sys.executable}); math.sumprod: "
-          f"{'yes' if HAS_SUMPROD else 'no, sum(map(operator.mul)) instead'}; {mode} run\n"
+          f"{'yes (compared in section 1)' if HAS_SUMPROD else 'no'}; {mode} run\n"
           f"{run['date']}; {run['machine']}; modules at {run['revision']}; "
           f"load average {run['load']}")
     out = Figures(judge=not args.quick)
