@@ -368,7 +368,7 @@ def sample_dot_products(d_k: int, n: int, *, seed: int = 0, scale: float = 1.0,
     samples = []
     for _ in range(n):
         z = _normals(rng, 2 * d_k)  # q, then the independent part of k
-        q, k = z[:d_k], z[d_k:] if rho == 0 else [rho * a + s * b for a, b in zip(z, z[d_k:])]
+        q, k = z[:d_k], [rho * a + s * b for a, b in zip(z, z[d_k:])]  # rho = 0: k = z[d_k:]
         samples.append(scale * dot(q, k))
     return samples
 
@@ -692,8 +692,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.add_argument(flag, type=kind, default=default, help=f"{what} (default {default})")
     args = parser.parse_args(argv)
     try:
-        dks = [int(part) if part.strip().isdigit() else as_int("--dk", part, "each d_k")
-               for part in args.dk.split(",")]
+        dks = [int(part) if part.strip().removeprefix("-").isdecimal()
+               else as_int("--dk", part, "each d_k") for part in args.dk.split(",")]
         work = args.samples * sum(dks) + args.trials * args.keys * len(dks)
         if work > WORK:
             raise ValueError(f"these options ask for about {work:.1e} draws; keep them under "

@@ -15,12 +15,13 @@ off-by-one slice or range bound, min <-> max, `return x` -> `return None`).  The
 repository is copied once per worker to /tmp/mut_<pid>/w<k>/ and the mutated module
 is written there, so the working tree is never touched.  The module's tests run with
 `python3 -m pytest -x -q -p no:cacheprovider <tests>`, in at most MEMORY_LIMIT (4 GiB) of
-address space; a failure, an error or a timeout (10x the unmutated run) kills the mutant, a
-pass lets it survive.  Survivors are printed as they are found, with a progress line every
-25 mutants.  Default tests (DEFAULT_TESTS below): the module's own test file,
-test_boundary.py, test_gradient_accuracy.py (softmax, attention), test_fuzz.py, the
-module's doctests, then test_api.py, test_documents.py and test_docs.py, those that exist.
---tests replaces the list; the unmutated run must pass first.
+address space, without PYTHONUNBUFFERED or PYTHONOPTIMIZE (see UNSET); a failure, an error
+or a timeout (10x the unmutated run) kills the mutant, a pass lets it survive.  Survivors are
+printed as they are found, with a progress line every 25 mutants.  Default tests
+(DEFAULT_TESTS below): the module's own test file (stats.py: test_stats.py and
+test_report.py), test_boundary.py, test_gradient_accuracy.py (softmax, attention),
+test_fuzz.py, the module's doctests, then test_api.py, test_documents.py and test_docs.py,
+those that exist.  --tests replaces the list; the unmutated run must pass first.
 
 Survivors are written as `file:line:col  function  operator  original -> mutant` to the
 report file.  The original is the changed operation; a changed constant, unary minus, index
@@ -506,6 +507,11 @@ def default_tests(module: str, root: Path) -> List[str]:
 
 
 MEMORY_LIMIT = 4 * 2 ** 30  # bytes of address space per test run
+# Variables of the caller's shell that change what the tests see, unset in every test run so
+# that the verdicts do not depend on who runs the tool: PYTHONUNBUFFERED makes every print
+# reach a pipe at once (it hid a missing flush and a missing dup2 of stats.py's pipe
+# handling), and PYTHONOPTIMIZE strips the tests' assert statements.
+UNSET = ("PYTHONUNBUFFERED", "PYTHONOPTIMIZE")
 # `python3 -m pytest`, with the address space capped first where the platform can (a mutant
 # such as `2 * n * m -> (2 * n) ** (m)` meeting n = 10^30 would otherwise eat gigabytes of a
 # shared machine's memory before the timeout): MemoryError then fails the run, and kills it.
@@ -526,7 +532,8 @@ def _pytest_command(tests: Sequence[str]) -> List[str]:
 
 def _run(cwd: Path, tests: Sequence[str], timeout: float) -> Tuple[str, float]:
     """Run the tests in cwd; return (outcome, seconds): passed, failed, error or timeout."""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    env = {name: value for name, value in os.environ.items() if name not in UNSET}
+    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     start = time.perf_counter()
     proc = subprocess.Popen(_pytest_command(tests), cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -626,6 +633,7 @@ def _summarise(module, results, equivalents, elapsed, report) -> dict:
         f"{op} {k}/{s}" for op, (k, s) in sorted(by_operator.items())))
     wrongly_listed = [m for m in killed if m.key in equivalents.keys]
     lines += ["survivors:"] + [m.describe() for m in counted_survivors]
+    lines += ["killed by timeout:"] + [m.describe() for m, o in results if o == "timeout"]
     lines += ["equivalent (listed, survived as expected):"] + [m.describe() for m in equivalent]
     lines += ["listed as equivalent but killed (remove from the list):"] + [
         m.describe() for m in wrongly_listed]
