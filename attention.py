@@ -400,9 +400,10 @@ def _inputs(fn, Q, K, V, mask, bias, is_causal, scale, same_d_k=True):
             len(Q)} or {len(row) for row in B + M} != {len(K)}:
         raise ValueError(f"{fn}: need Q n x d_k, K m x d_k, V m x d_v, mask and bias n x m; "
                          f"got {' '.join(f'{len(A)}x{len(A[0])}' for A in (Q, K, V, M, B))}")
-    B = as_matrix(fn, [[b if a and (j <= i or not is_causal) else -math.inf for j, (a, b) in
-                        enumerate(zip(M_i, B_i))] for i, (M_i, B_i) in enumerate(zip(M, B))],
-                  "B", True)  # B[i] all -inf: query i has no key left, and is refused
+    # no mask and not causal: B is already right (with no bias, one shared row: O(m) memory)
+    B = B if mask is None and not is_causal else as_matrix(fn, [[
+        b if a and (j <= i or not is_causal) else -math.inf for j, (a, b) in enumerate(zip(
+            M_i, B_i))] for i, (M_i, B_i) in enumerate(zip(M, B))], "B", True)
     c = _default_scale(len(K[0])) if scale is None else as_vector(fn, [scale], "scale")[0]
     return Q, K, V, c, B
 
