@@ -484,8 +484,12 @@ def markdown(runs):
                         ("load", "load average (1 min)")):
         lines.append(f"| {name} | | " + " | ".join(r.get(field, "") for r in runs) + " |")
     order, section = [], None
-    for run in runs:
-        order += [row["key"] for row in run["rows"] if row["key"] not in order]
+    for run in runs:  # a figure only some runs have (sumprod: 3.12+) goes after its neighbour
+        previous = None
+        for row in run["rows"]:
+            if row["key"] not in order:
+                order.insert(order.index(previous) + 1 if previous else 0, row["key"])
+            previous = row["key"]
     for key in order:
         cells = [next((r for r in run["rows"] if r["key"] == key), None) for run in runs]
         first = next(c for c in cells if c)
