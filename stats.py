@@ -460,8 +460,7 @@ def softmax_entropy(x: Sequence[float]) -> float:
     return _entropy(x, softmax(x))
 
 
-class _Row(NamedTuple):
-    """One attention row at initialisation, as much of it as the statistics need."""
+class _Row(NamedTuple):  # one attention row at initialisation, as much as the statistics need
     scores: Vector  # q . k_j, m of them
     dP: Vector  # G V^T: the upstream gradient that reaches the weights, m of them
     q2: float  # |q|^2
@@ -485,8 +484,7 @@ def _rows(fn: str, d_k: int, m: int, count: int, seed) -> List[_Row]:
     return rows
 
 
-class Saturation(NamedTuple):
-    """Means over the rows, each with its standard error s / sqrt(rows)."""
+class Saturation(NamedTuple):  # means over the rows, each with its standard error s / sqrt(rows)
     max_weight: Tuple[float, float]  # max_j p_j
     entropy: Tuple[float, float]  # H(p), nats
     jacobian_norm: Tuple[float, float]  # ||diag(p) - p p^T||_F
@@ -587,28 +585,26 @@ def report(seed: int = 0, samples: int = 1000, trials: int = TRIALS, keys: int =
     dks = tuple(as_int(fn, d, "d_k", 2, MAX_EXACT) for d in as_list(fn, dks, "dks"))
     if len(set(dks)) < len(dks):
         raise ValueError(f"{fn}: dks = {list(dks)} repeats a d_k; give each once")
-    variance = {}
-    for d_k in dks:
+    variance, saturation, gradients = {}, {}, {}
+    for d_k in dks:  # the draws and the rows of each d_k come from generators of their own
         draws = sample_dot_products(d_k, samples, seed=seed + d_k)
         variance[d_k] = (math.fsum(x * x for x in draws) / samples,  # the mean 0 is known
                          variance_standard_error(d_k, samples))
-    d_model, d_k, count = 32, 16, max(1, samples // 4)
-    projected = sample_projected_dot_products(d_k, count, d_model=d_model, seed=seed)
-    projection = (d_model, d_k, math.fsum(x * x for x in projected) / count,
-                  variance_standard_error(d_k, count))
-    saturation, gradients = {}, {}
-    for d_k in dks:
         rows = _rows(fn, d_k, keys, trials, seed + d_k)
         for name in ARMS:
             saturation[d_k, name] = _saturation(rows, scale_factor(name, d_k))
             gradients[d_k, name] = _gradients(rows, scale_factor(name, d_k))
+    d_model, d_k, count = 32, 16, max(1, samples // 4)
+    projected = sample_projected_dot_products(d_k, count, d_model=d_model, seed=seed)
+    projection = (d_model, d_k, math.fsum(x * x for x in projected) / count,
+                  variance_standard_error(d_k, count))
     return Report(seed, samples, trials, keys, dks, variance, projection, saturation, gradients)
 
 
-def _bars(rows: Sequence[Tuple[str, float]], top: float, width: int = 40) -> List[str]:
-    label_width = max(len(label) for label, _ in rows)
-    return [f"   {label:>{label_width}} |{'#' * round(width * value / top):<{width}} {value:.4g}"
-            .rstrip() for label, value in rows]
+def _bars(rows: Sequence[Tuple[str, float, str]], top: float, width: int = 40) -> List[str]:
+    label_width = max(len(label) for label, _, _ in rows)
+    return [f"   {label:>{label_width}} |{'#' * round(width * value / top):<{width}} {text}"
+            .rstrip() for label, value, text in rows]
 
 
 def _header(title: str) -> List[str]:
@@ -629,11 +625,13 @@ def _format_report(r: Report) -> List[str]:
     lines += [f"   {r.samples} fresh (q, k) pairs per d_k; +- one standard error",
               "   sqrt((2 d_k^2 + 6 d_k) / n)", f"{'d_k':>7} {'Var(q . k)':>17}"
               f" {'Var(q . k / sqrt(d_k))':>25}"]
-    for d_k, (v, se) in r.variance.items():
-        lines.append(f"{d_k:>7} {v:>9.1f} +- {se:<5.1f} {v / d_k:>14.3f} +- {se / d_k:.3f}")
+    for d_k, (v, e) in r.variance.items():  # e the standard error; a, b: places for 2 digits
+        a, b = (max(0, 1 - math.floor(math.log10(x))) for x in (e, e / d_k))
+        lines.append(f"{d_k:>7} {v:>9.{a}f} +- {e:<5.{a}f} {v / d_k:>14.{b}f} +- {e / d_k:.{b}f}")
     d_model, d_k, v, se = r.projection
+    a = max(0, 1 - math.floor(math.log10(se)))
     lines += [f"   With q = LN(x) W_Q, k = LN(x) W_K (d_model {d_model}, W entries "
-              f"N(0, 1/{d_model})):", f"   Var(q . k) at d_k = {d_k}: {v:.1f} +- {se:.1f}"]
+              f"N(0, 1/{d_model})):", f"   Var(q . k) at d_k = {d_k}: {v:.{a}f} +- {se:.{a}f}"]
     lines += _header("2. Var(c q . k) = d_k c^2 for each scale c, at initialisation")
     lines.append(f"{'d_k':>7}" + "".join(f"{name:>13}" for name in SCALE_CHOICES))
     for d_k in r.dks:
@@ -643,8 +641,10 @@ def _format_report(r: Report) -> List[str]:
               "   the mean logit O(1) at a fixed correlation rho between q and k, where",
               "   E[q . k] = rho d_k (docs/derivations.md section 7)."]
     lines += _header(f"3. Saturation over m = {r.keys} keys, {r.trials} rows per d_k")
-    lines += [f"   mean +- standard error; uniform weights give max p = {1 / r.keys:.4f}",
-              f"   and entropy ln {r.keys} = {math.log(r.keys):.3f}",
+    worst = [max(getattr(s, f)[1] for s in r.saturation.values()) for f in Saturation._fields]
+    lines += ["   means; standard errors up to {:.2g}, {:.2g} and {:.2g}, column by column"
+              .format(*worst), f"   uniform weights give max p = {1 / r.keys:.4f} "
+              f"and entropy ln {r.keys} = {math.log(r.keys):.3f}",
               f"{'':>7} {'unscaled (c = 1)':^30}|{'scaled (c = 1/sqrt(d_k))':^30}".rstrip(),
               f"{'d_k':>7}" + "   |".join([f"{'max p':>9}{'entropy':>9}{'||J||_F':>9}"] * 2)]
     for d_k in r.dks:
@@ -667,14 +667,14 @@ def _format_report(r: Report) -> List[str]:
     for title, x in (("softmax([2, 1, 0, -1])", [2.0, 1.0, 0.0, -1.0]),
                      ("softmax([20, 10, 0, -10]): the same logits times 10",
                       [20.0, 10.0, 0.0, -10.0])):
-        lines += [f"   {title}"] + _bars([(f"p_{i + 1}", p) for i, p in enumerate(softmax(x))],
-                                         1.0)
+        lines += [f"   {title}"] + _bars([(f"p_{i + 1}", p, f"{p:.4g}")
+                                          for i, p in enumerate(softmax(x))], 1.0)
         diagonal = ", ".join(f"{row[i]:.3g}" for i, row in enumerate(softmax_jacobian(x)))
         lines.append(f"   Jacobian diagonal p_i (1 - p_i): [{diagonal}]")
-    bars = [(f"d_k={d_k}", v) for d_k, (v, _) in r.variance.items()]
-    lines += ["   simulated Var(q . k): grows like d_k"] + _bars(bars, max(v for _, v in bars))
+    bars = [(f"d_k={d_k}", v, "") for d_k, (v, _) in r.variance.items()]  # values: section 1
+    lines += ["   simulated Var(q . k): grows like d_k"] + _bars(bars, max(v for _, v, _ in bars))
     lines.append("   simulated Var(q . k / sqrt(d_k)): level at 1 (bars from 0 to 2)")
-    return lines + _bars([(label, v / d_k) for (label, v), d_k in zip(bars, r.dks)], 2.0)
+    return lines + _bars([(label, v / d_k, "") for (label, v, _), d_k in zip(bars, r.dks)], 2.0)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -175,12 +175,14 @@ FIGURES: Dict[str, Callable[[Data], str]] = {
 
 # ------------------------------------------------------- the generated numbers
 
-def _g(x: float, digits: int = 2) -> str:
-    return f"{x:.{digits}g}"
+def _pm(v: float, se: float) -> str:
+    """v ± se, se to two significant digits and v to the same decimal place, as the report."""
+    places = max(0, 1 - math.floor(math.log10(se)))
+    return f"{v:.{places}f} ± {se:.{places}f}"
 
 
 def _interval(m: stats.Median) -> str:
-    return f"{_g(m.median)} [{_g(m.low)}, {_g(m.high)}]"
+    return f"{m.median:.2g} [{m.low:.2g}, {m.high:.2g}]"
 
 
 def values(data: Data) -> Dict[str, str]:
@@ -194,19 +196,17 @@ def values(data: Data) -> Dict[str, str]:
         u, s = (r.saturation[d, name] for name in ARMS)
         gu, gs = (r.gradients[d, name] for name in ARMS)
         out.update({
-            f"var.{d}": f"{v:.1f} ± {se:.1f}", f"var.scaled.{d}": f"{v / d:.3f} ± {se / d:.3f}",
-            f"maxp.unscaled.{d}": f"{u.max_weight[0]:.3f} ± {u.max_weight[1]:.3f}",
-            f"maxp.scaled.{d}": f"{s.max_weight[0]:.3f} ± {s.max_weight[1]:.3f}",
-            f"jac.unscaled.{d}": f"{u.jacobian_norm[0]:.3f} ± {u.jacobian_norm[1]:.3f}",
+            f"var.{d}": _pm(v, se), f"var.scaled.{d}": _pm(v / d, se / d),
+            f"maxp.unscaled.{d}": _pm(*u.max_weight), f"maxp.scaled.{d}": _pm(*s.max_weight),
+            f"jac.unscaled.{d}": _pm(*u.jacobian_norm),
             f"dS.unscaled.{d}": _interval(gu.score_grad),
             f"dS.scaled.{d}": _interval(gs.score_grad),
             f"dQ.unscaled.{d}": _interval(gu.query_grad),
             f"dQ.scaled.{d}": _interval(gs.query_grad),
-            f"dQ.mean.unscaled.{d}": f"{_g(gu.query_grad_mean[0])} ± "
-                                     f"{_g(gu.query_grad_mean[1], 1)}"})
+            f"dQ.mean.unscaled.{d}": _pm(*gu.query_grad_mean)})
     d_model, d_k, v, se = r.projection
     out.update({
-        "projection": f"{v:.1f} ± {se:.1f} at d_model = {d_model}, d_k = {d_k}",
+        "projection": f"{_pm(v, se)} at d_model = {d_model}, d_k = {d_k}",
         "softmax.moderate.p1": f"{softmax(MODERATE)[0]:.4f}",
         "softmax.times10.p1": f"{softmax([10 * v for v in MODERATE])[0]:.5f}",
         "scale.1/d_k.large": f"{large * stats.scale_factor('1/d_k', large) ** 2:.2g}",
@@ -269,9 +269,8 @@ def argument_table(r: stats.Report) -> List[str]:
     for d in r.dks:
         v, se = r.variance[d]
         u, s = (r.saturation[d, name] for name in ARMS)
-        lines.append(f"| {d} | {v:.1f} ± {se:.1f} | {v / d:.3f} ± {se / d:.3f} "
-                     f"| {u.max_weight[0]:.3f} ± {u.max_weight[1]:.3f} "
-                     f"| {s.max_weight[0]:.3f} ± {s.max_weight[1]:.3f} |")
+        lines.append(f"| {d} | {_pm(v, se)} | {_pm(v / d, se / d)} "
+                     f"| {_pm(*u.max_weight)} | {_pm(*s.max_weight)} |")
     lines += ["", "| d_k | ‖dL/dS‖, c = 1 | ‖dL/dS‖, c = 1/√d_k | ‖dL/dQ‖, c = 1 "
               "| ‖dL/dQ‖, c = 1/√d_k |", "|---|---|---|---|---|"]
     for d in r.dks:
@@ -346,7 +345,7 @@ def additive_table(data: Data) -> List[str]:
     """
     lines = ["| d_a | Var(e), w_v ~ N(0, 1) | Var(e), w_v ~ N(0, 1/d_a) |", "|---|---|---|"]
     for d_a, (v, se) in data.additive.items():
-        lines.append(f"| {d_a} | {v:.3g} ± {se:.2g} | {v / d_a:.2f} ± {se / d_a:.2f} |")
+        lines.append(f"| {d_a} | {_pm(v, se)} | {_pm(v / d_a, se / d_a)} |")
     return lines
 
 

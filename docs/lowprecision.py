@@ -593,8 +593,9 @@ def _g(x: float, digits: int = 4) -> str:
 
 
 def _pm(estimate: float, se: float) -> str:
-    """estimate ± se, se to one significant digit and the estimate to the same place."""
-    places = max(0, -math.floor(math.log10(se)))
+    """estimate ± se, se to two significant digits and the estimate to the same place (the
+    rule of the report and of docs/build.py)."""
+    places = max(0, 1 - math.floor(math.log10(se)))
     return f"{estimate:.{places}f} ± {se:.{places}f}"
 
 

@@ -46,8 +46,8 @@ GOLDEN = [
     '   40 fresh (q, k) pairs per d_k; +- one standard error',
     '   sqrt((2 d_k^2 + 6 d_k) / n)',
     '    d_k        Var(q . k)    Var(q . k / sqrt(d_k))',
-    '     16      18.9 +- 3.9            1.179 +- 0.244',
-    '    128     116.9 +- 29.0           0.913 +- 0.226',
+    '     16      18.9 +- 3.9             1.18 +- 0.24',
+    '    128       117 +- 29              0.91 +- 0.23',
     '   With q = LN(x) W_Q, k = LN(x) W_K (d_model 32, W entries N(0, 1/32)):',
     '   Var(q . k) at d_k = 16: 13.5 +- 7.8',
     '',
@@ -62,8 +62,8 @@ GOLDEN = [
     '',
     '3. Saturation over m = 8 keys, 5 rows per d_k',
     '---------------------------------------------',
-    '   mean +- standard error; uniform weights give max p = 0.1250',
-    '   and entropy ln 8 = 2.079',
+    '   means; standard errors up to 0.074, 0.22 and 0.072, column by column',
+    '   uniform weights give max p = 0.1250 and entropy ln 8 = 2.079',
     '               unscaled (c = 1)       |   scaled (c = 1/sqrt(d_k))',
     '    d_k    max p  entropy  ||J||_F   |    max p  entropy  ||J||_F',
     '     16    0.836    0.535    0.184   |    0.400    1.679    0.358',
@@ -99,11 +99,11 @@ GOLDEN = [
     '   p_4 |                                         9.357e-14',
     '   Jacobian diagonal p_i (1 - p_i): [4.54e-05, 4.54e-05, 2.06e-09, 9.36e-14]',
     '   simulated Var(q . k): grows like d_k',
-    '    d_k=16 |######                                   18.86',
-    '   d_k=128 |######################################## 116.9',
+    '    d_k=16 |######',
+    '   d_k=128 |########################################',
     '   simulated Var(q . k / sqrt(d_k)): level at 1 (bars from 0 to 2)',
-    '    d_k=16 |########################                 1.179',
-    '   d_k=128 |##################                       0.9134',
+    '    d_k=16 |########################',
+    '   d_k=128 |##################',
     '',
 ]
 
@@ -156,12 +156,17 @@ def test_section_1_is_the_mean_square_of_gauss_dot_products():
         xs = gauss_dot_products(d_k, SAMPLES, SEED + d_k)
         v = float(sum(Fraction(x) ** 2 for x in xs) / SAMPLES)
         se = math.sqrt(Fraction(2 * d_k * d_k + 6 * d_k, SAMPLES))
-        assert fields == [f"{v:.1f}", "+-", f"{se:.1f}", f"{v / d_k:.3f}", "+-",
-                          f"{se / d_k:.3f}"]
+        assert fields == two_digits(v, se).split() + two_digits(v / d_k, se / d_k).split()
     xs = gauss_projected_dot_products(16, SAMPLES // 4, 32, SEED)  # d_model 32, d_k 16
     v = float(sum(Fraction(x) ** 2 for x in xs) / (SAMPLES // 4))
     se = math.sqrt(Fraction(2 * 16 * 16 + 6 * 16, SAMPLES // 4))
-    assert f"   Var(q . k) at d_k = 16: {v:.1f} +- {se:.1f}" in section(GOLDEN, 1)
+    assert f"   Var(q . k) at d_k = 16: {two_digits(v, se)}" in section(GOLDEN, 1)
+
+
+def two_digits(v, se):
+    """'v +- se' with se to two significant digits ('.2g') and v to the same decimal place."""
+    places = len(f"{se:.2g}".partition(".")[2])
+    return f"{v:.{places}f} +- {se:.{places}f}"
 
 
 def test_section_2_is_d_k_c_squared_exactly():
@@ -175,8 +180,12 @@ def test_section_2_is_d_k_c_squared_exactly():
 def test_section_3_is_the_mean_saturation_of_the_rows(oracle_rows):
     lines = section(GOLDEN, 3)
     assert lines[0] == f"3. Saturation over m = {KEYS} keys, {TRIALS} rows per d_k"
-    assert lines[2].endswith(f"uniform weights give max p = {1 / KEYS:.4f}")
-    assert lines[3] == f"   and entropy ln {KEYS} = {math.log(KEYS):.3f}"
+    worst = [max(statistics.stdev(oracle_rows[d_k, name][t]) / math.sqrt(TRIALS)
+                 for d_k in DKS for name in ("1", "1/sqrt(d_k)")) for t in range(3)]
+    assert lines[2] == "   means; standard errors up to {:.2g}, {:.2g} and {:.2g}, column by " \
+                       "column".format(*worst)
+    assert lines[3] == (f"   uniform weights give max p = {1 / KEYS:.4f} and entropy ln {KEYS} "
+                        f"= {math.log(KEYS):.3f}")
     for d_k, fields in table_rows(GOLDEN, 3).items():
         want = [f"{math.fsum(column) / TRIALS:.3f}" for name in ("1", "1/sqrt(d_k)")
                 for column in oracle_rows[d_k, name][:3]]
@@ -210,8 +219,10 @@ def test_section_6_pictures_are_softmax_and_its_jacobian_diagonal():
     variances = {d_k: float(sum(Fraction(x) ** 2 for x in gauss_dot_products(
         d_k, SAMPLES, SEED + d_k)) / SAMPLES) for d_k in DKS}
     bars = [line.split() for line in lines if line.split()[0].startswith("d_k=")]
-    assert [fields[-1] for fields in bars] == [f"{variances[d]:.4g}" for d in DKS] + [
-        f"{variances[d] / d:.4g}" for d in DKS]
+    top = max(variances.values())  # the first picture's scale; the second runs from 0 to 2
+    assert [len(fields[1]) - 1 for fields in bars] == [
+        round(40 * variances[d] / top) for d in DKS] + [round(20 * variances[d] / d) for d in DKS]
+    assert {len(fields) for fields in bars} == {2}  # no value: section 1 gives them
 
 
 # ----------------------------------------------------------- the data behind the report
@@ -292,7 +303,7 @@ def test_the_default_report_fits_in_79_columns_and_prints_the_default_numbers(
     assert max(map(len, lines)) <= 79
     assert lines[:4:3] == ["The sqrt(d_k) of softmax(Q K^T / sqrt(d_k)) V, in numbers", "Seed 0."]
     v, se = default_report.variance[1024]
-    assert f"   1024 {v:>9.1f} +- {se:<5.1f}" in "\n".join(lines)
+    assert f"   1024      {two_digits(v, se)} " in "\n".join(lines)  # 1026 +- 46
     rows = {int(f[0]): f[1:] for f in (line.split() for line in section(lines, 3))
             if f and f[0].isdigit()}
     assert list(rows) == [16, 64, 128, 512, 1024]
