@@ -366,7 +366,7 @@ MAIN_DKS, MAIN_SAMPLES, MAIN_TRIALS, MAIN_KEYS = (16, 64, 128, 512, 1024), 1000,
 
 
 def sampling_part(dks, samples, seed=0):
-    """Section 1's draws (one seed per d_k, as the report does) and section 1b's."""
+    """Section 1's draws (one seed per d_k, as the report does) and its projection line's."""
     for d_k in dks:
         stats.sample_dot_products(d_k, samples, seed=seed + d_k)
     stats.sample_projected_dot_products(16, max(1, samples // 4), d_model=32, seed=seed)
@@ -408,7 +408,7 @@ def bench_main_job(out, quick, repeat, rng=None):  # rng: unused, as every secti
     except (AttributeError, TypeError) as error:  # stats.py mid-refactor: say so, go on
         out.failed(f"in-process parts skipped: {type(error).__name__}: {error}")
         return
-    out.add("main.sampling_s", "sampling part (sections 1, 1b) in process: CPU s", sampling,
+    out.add("main.sampling_s", "sampling part (section 1) in process: CPU s", sampling,
             ".2f")
     out.add("main.sampling_share", "  share of the main job", sampling / whole, ".0%")
     out.add("main.rows_s", "rows part (sections 3, 4) in process: CPU s", rows, ".2f")

@@ -599,11 +599,12 @@ def _pm(estimate: float, se: float) -> str:
     return f"{estimate:.{places}f} ± {se:.{places}f}"
 
 
-def _p(x: float) -> str:
-    """A probability as printed: 4 decimals, or 2 significant digits when it is small
-    (below 1e-300 it is 0 in float64, and said so)."""
-    if x < 1e-300:
-        return "< 1e-300"
+def _p(P: Probability) -> str:
+    """A probability as printed: 4 decimals, or 2 significant digits when it is small; when
+    the quadrature's error bound is as large as the value, only that bound ("< 1e-47")."""
+    x = P.value
+    if x <= P.error:  # float64's threshold at d_k = 64: the value rounds to 0, the bound stays
+        return f"< {_below(x + P.error)}"
     return "> 0.9999" if x > 0.9999 else f"{x:.4f}" if x >= 1e-3 else f"{x:.2g}"
 
 
@@ -686,8 +687,8 @@ def _overflow_block() -> List[str]:
         counted = f"{mc.exp_overflows}/{mc.trials}"
         if 0 < mc.exp_overflows < mc.trials:
             counted += ": " + _pm(mc.estimate, mc.standard_error)
-        lines.append([d_k, _p(P.value), counted, f"{_agreement(P, mc):+.1f}",
-                      f"{mc.sum_overflows}/{mc.trials}", _p(P_long.value), _p(P_scaled.value)])
+        lines.append([d_k, _p(P), counted, f"{_agreement(P, mc):+.1f}",
+                      f"{mc.sum_overflows}/{mc.trials}", _p(P_long), _p(P_scaled)])
     z = max(abs(_agreement(P, mc)) for _, P, mc, _, _ in rows)
     error = max(p.error for _, P, _, P_long, _ in rows for p in (P, P_long))
     return _table(["d_k", f"exact P, m = {KEYS}",
@@ -728,7 +729,7 @@ def _norms_block() -> List[str]:
 def _interview() -> List[str]:
     t = {fmt: exp_threshold(fmt) for fmt in FORMATS}
     rows = {d_k: (P, P_scaled) for d_k, P, _, _, P_scaled in _overflow_rows()}
-    at_64 = [_p(overflow_probability(64, KEYS, fmt).value) for fmt in FORMATS]
+    at_64 = [_p(overflow_probability(64, KEYS, fmt)) for fmt in FORMATS]
     table = _table([""] + list(FORMATS), [
         ["largest finite"] + [_g(largest_finite(f), 5) for f in FORMATS],
         ["exp(x) overflows above x ="] + [f"{t[f].real:.2f}" for f in FORMATS],

@@ -107,7 +107,8 @@ def length_axis(lengths: Sequence[int] = (16, 256, 4096, 65536), gap: float = 5.
     """Return, for each number of keys n, the winner's weight e^g / (e^g + n - 1) and the
     entropy when one logit is g above n - 1 equal ones, then the same with every logit
     times ln(n) / ln(base) (scalable softmax; Su's entropy-invariant scale), which keeps
-    the winner's weight as n grows (derivations.md section 9).
+    the winner's weight as n grows when gap >= ln(base); below, the weight still falls, more
+    slowly (derivations.md section 9).
 
     >>> [round(r.weight, 4) for r in length_axis((16, 65536))]
     [0.9082, 0.0023]

@@ -266,6 +266,12 @@ def test_an_answer_no_mistake_explains_is_reported_by_its_largest_error():
     close = [[v + 3e-8 for v in row] for row in want]  # float32's rounding, about
     assert check._judge(case, ("returned", close, ()), False)[:3] == (
         "FAIL", check.LOW_PRECISION, "off by 3.0e-08 at [0][0]")
+    tol = check.TOL * max(1.0, max(abs(v) for row in case.V for v in row))
+    tiny = [row[:] for row in want]
+    tiny[1][0] += 2 * tol  # an error above the tolerance, below float32's rounding
+    assert check._judge(case, ("returned", tiny, ()), False)[:3] == (
+        "FAIL", None, f"off by {2 * tol:.1e} at [1][0]: a small systematic error (an epsilon "
+        "added somewhere?)")
     off = [row[:] for row in want]
     off[2][1] += 0.5
     assert check._judge(case, ("returned", off, ()), False)[:3] == (

@@ -362,6 +362,15 @@ def test_the_overflow_probability_agrees_with_a_brute_force_monte_carlo(d_k, row
     assert mc.exp_overflows <= mc.sum_overflows
 
 
+def test_a_probability_lost_in_its_error_bound_is_printed_as_the_bound():
+    # float64 at d_k = 64: exp overflows at q . k = 709.78, about 89 standard deviations of
+    # q . k; the quadrature's value underflows to 0 and only its error bound is proven, so
+    # the interview table prints that bound (it once printed "< 1e-300", which was not)
+    P = lp.overflow_probability(64, 16, "float64")
+    assert P.value == 0.0 and 1e-48 < P.error < 1e-47
+    assert "| < 1e-47 |" in "\n".join(lp.markdown_blocks().values())
+
+
 @pytest.mark.slow
 def test_the_published_monte_carlo_agrees_with_the_exact_probability():
     for d_k in lp.D_KS:  # the rows of docs/low-precision.md, same seeds and sizes

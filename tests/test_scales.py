@@ -364,3 +364,13 @@ def test_numpy_integers_and_arrays_are_read_as_ints_and_lists():
         logit_variance(512, 8, d_k=64)
     assert length_axis(numpy.array([16, 4096]), numpy.float64(5.0), numpy.int64(16)) == \
         length_axis((16, 4096), 5.0, 16)
+
+
+def test_ln_n_scaling_keeps_the_winner_only_when_the_gap_is_at_least_ln_base():
+    # n^(g s) / (n^(g s) + n - 1), s = 1 / ln 16: rises for g s > 1, falls for g s < 1
+    lengths = (16, 256, 4096, 65536)
+    rising, level, falling = (length_axis(lengths, gap) for gap in (5.0, math.log(16), 1.0))
+    assert all(a.weight_scaled < b.weight_scaled for a, b in zip(rising, rising[1:]))
+    assert all(abs(row.weight_scaled - 0.5) < 1 / 32 for row in level)  # 16^k/(2 16^k - 1)
+    assert all(a.weight_scaled > b.weight_scaled > b.weight for a, b in zip(falling,
+                                                                          falling[1:]))
