@@ -163,6 +163,15 @@ def test_section_1_is_the_mean_square_of_gauss_dot_products():
     assert f"   Var(q . k) at d_k = 16: {two_digits(v, se)}" in section(GOLDEN, 1)
 
 
+def test_the_projection_line_rounds_to_its_own_standard_error(capsys):
+    # --samples 8: 2 projected draws, standard error sqrt(608 / 2) = 17.4, so no decimals
+    lines = run(["--seed", "1", "--samples", "8", "--trials", "2", "--dk", "16"], capsys)
+    xs = gauss_projected_dot_products(16, 2, 32, 1)
+    v = float(sum(Fraction(x) ** 2 for x in xs) / 2)
+    assert f"   Var(q . k) at d_k = 16: {v:.0f} +- 17\n" in lines
+    assert two_digits(v, math.sqrt(304)) == f"{v:.0f} +- 17"
+
+
 def two_digits(v, se):
     """'v +- se' with se to two significant digits ('.2g') and v to the same decimal place."""
     places = len(f"{se:.2g}".partition(".")[2])
