@@ -38,7 +38,7 @@ Public API (`__all__`):
     Summary, summarise(values)            a median with its order-statistic interval
     Diagnostics, initial_diagnostics(d_k, scale, seeds, readout)   before training
     Logits, trained_logits(seed, d_k, scale=, optimizer=, lr=, late=)   after training
-    docs_data(), figure(data), markdown_values(data), markdown_blocks(data)   for docs/build.py
+    docs_data(), figure(data), markdown_values(data), markdown_blocks(data)   for scripts/build.py
     main(argv)                            python3 experiments/learning.py -h
 
 >>> lr = tuned_rate("sgd", "1/sqrt(d_k)", 16)
@@ -1154,7 +1154,7 @@ DASHES = {"sgd": "", "adam": "6 3"}
 def figure(data: dict) -> str:
     """Return the SVG of median steps to TARGET against d_k, one line per scale and
     optimizer, with the published intervals as bars (a miss drawn at MAX_STEPS + 1)."""
-    from figures import Axis, Series, plot  # docs/figures.py: on the path of build and tests
+    from figures import Axis, Series, plot  # scripts/figures.py: on the path of build and tests
 
     def y(v):
         return float(MISS) if v is None else float(v)
@@ -1188,7 +1188,7 @@ def markdown_values(data: dict) -> Dict[str, str]:
 def markdown_blocks(data: dict) -> Dict[str, str]:
     """Return the generated Markdown blocks, by name: learning-table (README.md),
     learning-answers, learning-diagnostics and learning-pointer (docs/interview.md), and
-    the tables of experiments/README.md.
+    the tables of docs/experiments.md.
 
     >>> sorted(markdown_blocks(docs_data()))
     ['learning-answers', 'learning-diagnostics', 'learning-exponents', 'learning-full',
@@ -1408,7 +1408,7 @@ def _answers(data: dict) -> List[str]:
         "c, and a logit sums d_k such changes times c again, so it moves like lr c^2 d_k; an "
         "Adam step has a fixed size per weight, so the logit moves like lr c d_k. 1/sqrt(d_k) "
         "keeps the first fixed, 1/d_k the second. "
-        "[experiments/README.md](../experiments/README.md) has every scale.")
+        "[docs/experiments.md](../docs/experiments.md) has every scale.")
     lines += ["### Isn't unscaled just a different initialisation?", ""]
     lines += _paragraph(
         "Yes, together with a different learning rate. For two scales c and c', let a = "

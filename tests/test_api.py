@@ -14,9 +14,10 @@ import stats
 MODULES = [softmax, attention, stats]
 LIBRARY = {module.__name__ for module in MODULES}
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# every Python file of the project but the tests: the modules, docs/, benchmarks/, experiments/
-SOURCES = sorted(path.relative_to(ROOT).as_posix() for pattern in
-                 ("*.py", "docs/**/*.py", "benchmarks/**/*.py", "experiments/**/*.py")
+# every Python file of the project but the tests: the modules and the programs' folders
+PATTERNS = ("*.py", "scripts/**/*.py", "interview/**/*.py", "benchmarks/**/*.py",
+            "experiments/**/*.py")
+SOURCES = sorted(path.relative_to(ROOT).as_posix() for pattern in PATTERNS
                  for path in ROOT.glob(pattern))
 
 

@@ -1,4 +1,4 @@
-"""docs/check.py against a set of readers' files (tests/readers/), right and wrong.
+"""interview/check.py against a set of readers' files (tests/readers/), right and wrong.
 
 Each wrong reader has one slip; the checker must name that slip (and nothing else) on the
 lines that fail, and exit 1.  Each right one must pass, exit 0, and have its convention for a
@@ -25,7 +25,7 @@ import softmax
 HERE = os.path.dirname(os.path.abspath(__file__))
 READERS = os.path.join(HERE, "readers")
 ROOT = os.path.dirname(HERE)
-CHECK = os.path.join(ROOT, "docs", "check.py")
+CHECK = os.path.join(ROOT, "interview", "check.py")
 needs_numpy = pytest.mark.skipif(importlib.util.find_spec("numpy") is None,
                                  reason="NumPy is not installed")
 
@@ -459,7 +459,7 @@ def test_a_file_that_cannot_be_checked_is_a_usage_error(tmp_path, source, messag
 # ------------------------------------------------------------------- the command line
 
 def run(*args, cwd=ROOT):
-    """Run docs/check.py; a hang fails the test instead of hanging it."""
+    """Run interview/check.py; a hang fails the test instead of hanging it."""
     return subprocess.run([sys.executable, CHECK, *args], capture_output=True, text=True,
                           cwd=cwd, timeout=60)
 
@@ -501,9 +501,9 @@ def test_the_command_line_takes_a_name_and_the_softmax_flag():
     (["tests/readers/reader_lists.py:nope"], "check.py: reader_lists.py defines no function "
      "named nope; name it: reader_lists.py:NAME"),
     (["tests/readers/reader_lists.py", "--time-limit", "0"], "check.py: --time-limit must be "
-     "above 0 and at most 3600 seconds, not 0 (see python3 docs/check.py --help)"),
+     "above 0 and at most 3600 seconds, not 0 (see python3 interview/check.py --help)"),
     (["--no-such-flag", "x.py"], "check.py: unrecognized arguments: --no-such-flag (see "
-     "python3 docs/check.py --help)"),
+     "python3 interview/check.py --help)"),
 ], ids=["no-file", "no-function", "bad-time-limit", "bad-flag"])
 def test_a_usage_error_exits_2_with_one_line(args, message):
     done = run(*args)

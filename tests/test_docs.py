@@ -1,6 +1,6 @@
 """The documentation is right: pasted code, figures and quoted numbers match the library.
 
-- docs/whiteboard.py: each standalone version against the library on seeded random
+- scripts/whiteboard.py: each standalone version against the library on seeded random
   inputs, and the line limits a whiteboard allows; docs/whiteboard.md generated from the
   modules' own cores;
 - docs/figures/*.svg: parsed with xml.etree, every plotted point equal to the number in
@@ -89,7 +89,7 @@ def test_whiteboard_simulation_equals_the_library_samples(d_k, n, seed):
 
 def _function_lines(name):
     """The code lines of a whiteboard function's body: no docstring, blank or comment lines."""
-    source = markdown("docs/whiteboard.py")
+    source = markdown("scripts/whiteboard.py")
     node = next(f for f in ast.parse(source).body
                 if isinstance(f, ast.FunctionDef) and f.name == name)
     body = node.body[1:] if ast.get_docstring(node) else node.body
@@ -104,7 +104,7 @@ def test_whiteboard_versions_fit_on_a_whiteboard(name, limit):
 
 
 def test_whiteboard_needs_only_math_and_random():
-    tree = ast.parse(markdown("docs/whiteboard.py"))
+    tree = ast.parse(markdown("scripts/whiteboard.py"))
     imported = {alias.name for node in ast.walk(tree)
                 if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
     assert imported == {"math", "random"}
@@ -183,9 +183,9 @@ def test_plotted_positions_follow_the_values_on_a_log_axis():
 
 @pytest.mark.slow
 def test_every_generated_file_is_what_the_build_writes_now(default_report):
-    # the same comparison as `python3 docs/build.py --check`, on the session's report
+    # the same comparison as `python3 scripts/build.py --check`, on the session's report
     stale = build.stale(build.outputs(build.compute(default_report), FIGURES_DIR))
-    assert not stale, f"out of date, run python3 docs/build.py: {stale}"
+    assert not stale, f"out of date, run python3 scripts/build.py: {stale}"
 
 
 # ---------------------------------------------------------------- the markers

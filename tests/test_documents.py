@@ -1,10 +1,10 @@
 """One test per equation, claim or worked number of the source documents.
 
-The documents are named by the short titles of docs/worked_examples.py (DOCUMENTS):
+The documents are named by the short titles of scripts/worked_examples.py (DOCUMENTS):
 [Section 3.2.1 explained], [step by step], [general variance], [formal proof] and
 [causal chain].  Each test names, in a comment, the document and the part it comes
 from, and says where the document is wrong.  The worked examples themselves (logits and
-quoted values) are written down only in docs/worked_examples.py; the tests here check
+quoted values) are written down only in scripts/worked_examples.py; the tests here check
 them against 50-digit decimal.  Not traced: the paper's Table 3 (B) perplexities and BLEU
 scores that [Section 3.2.1 explained] quotes (measurements, not computations), and the
 documents' outlook paragraphs (T5, ALiBi, linear attention).
@@ -277,7 +277,7 @@ def test_the_worked_examples_table_marks_exactly_the_quotes_decimal_contradicts(
 
 
 def test_every_quote_names_a_known_document():
-    # docs/worked_examples.py: each example and spread row cites a document by its title
+    # scripts/worked_examples.py: each example and spread row cites a document by its title
     cited = {ex.document for ex in DOCUMENT_EXAMPLES} | {row.document for row in DOCUMENT_SPREADS}
     assert cited <= set(DOCUMENTS) and len(DOCUMENTS) == 5
 

@@ -397,7 +397,7 @@ def library_imports():
 
 
 def test_the_experiment_imports_only_public_names_of_the_library():
-    import figures  # docs/figures.py, which draws the figure
+    import figures  # scripts/figures.py, which draws the figure
     modules = {"attention": attention, "softmax": softmax, "stats": stats, "figures": figures}
     _, imports = library_imports()
     project = [(m, name) for m, name in imports if m != "typing"]
@@ -511,7 +511,7 @@ def test_summary_ranks_a_miss_above_every_number_and_keeps_the_order_statistic_i
 
 
 def test_ten_seeds_give_the_2nd_and_9th_values_with_coverage_97_9_percent():
-    # experiments/README.md says so in words
+    # docs/experiments.md says so in words
     m = stats.median_interval([float(v) for v in range(10)])
     assert (m.low, m.high, f"{m.coverage:.1%}") == (1.0, 8.0, "97.9%")
 
@@ -639,7 +639,7 @@ def test_the_markdown_blocks_the_docs_need_exist_with_the_interview_headings(dat
 
 
 # ------------------------------------- the sentences of the prose, against the records
-# README.md, docs/interview.md and experiments/README.md say these in words; the numbers
+# README.md, docs/interview.md and docs/experiments.md say these in words; the numbers
 # beside them are generated, the words are checked here.
 
 @pytest.fixture(scope="module")

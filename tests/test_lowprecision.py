@@ -1,4 +1,4 @@
-"""docs/lowprecision.py against oracles that share none of its code.
+"""scripts/lowprecision.py against oracles that share none of its code.
 
 - rounding: round-to-nearest-even written out in Fractions, from each format's precision
   and exponent range (bfloat16 through float32, as the module documents);

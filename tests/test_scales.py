@@ -1,4 +1,4 @@
-"""Tests for docs/scales.py: logit_variance against an exact derivation in Fractions (every
+"""Tests for scripts/scales.py: logit_variance against an exact derivation in Fractions (every
 place, input and divisor), its verdicts, and a Monte Carlo run that draws embeddings,
 sinusoidal positions and projections; length_axis against softmax.softmax and
 stats.softmax_entropy on explicit lists, and against its closed form at 50 digits."""

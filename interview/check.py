@@ -1,7 +1,7 @@
 """Check your own attention function, or your softmax, against this library, case by case.
 
-    python3 docs/check.py FILE.py[:NAME] [--mask-true-blocks] [--time-limit SECONDS]
-    python3 docs/check.py FILE.py[:NAME] --softmax
+    python3 interview/check.py FILE.py[:NAME] [--mask-true-blocks] [--time-limit SECONDS]
+    python3 interview/check.py FILE.py[:NAME] --softmax
 
 Run it from any directory.  NAME defaults to the first of `attention` and
 `scaled_dot_product_attention` that FILE.py defines (with --softmax, to `softmax`).
@@ -744,7 +744,7 @@ def _summary(results: List[Result]) -> str:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2
-        self.exit(2, f"check.py: {message} (see python3 docs/check.py --help)\n")
+        self.exit(2, f"check.py: {message} (see python3 interview/check.py --help)\n")
 
 
 def _split(spec: str) -> tuple:

@@ -46,7 +46,7 @@ Public names:
     markdown_values(), markdown_blocks()   the numbers of docs/low-precision.md
     SCORES, KEEP, NONE, FILLS, LOGITS, KEYS, LONG, D_KS, SEED, DRAWS, MIN_ROWS, NORM_D_KS,
     PANELS                              the cases measured there (tests and
-                                        docs/check_frameworks.py use them too)
+                                        scripts/check_frameworks.py use them too)
 
 >>> round_to(-1e9, "float16"), round_to(-1e9, "bfloat16"), round_to(-1e9, "float32")
 (-inf, -998244352.0, -1000000000.0)
@@ -59,7 +59,7 @@ wrong kind of thing, ValueError for a wrong value (an unknown format, NaN or +in
 lengths that differ, a q or k beyond the format's range); each message names the function.
 """
 
-import functools  # cache: docs/build.py asks for the values and the blocks separately
+import functools  # cache: scripts/build.py asks for the values and the blocks separately
 import math  # exp, erfc, expm1, log1p, lgamma, fsum, sqrt, inf, nextafter
 import random  # the seeded Monte Carlo
 import struct  # the IEEE formats 'e' (half), 'f' (single), 'd' (double)
@@ -594,7 +594,7 @@ def _g(x: float, digits: int = 4) -> str:
 
 def _pm(estimate: float, se: float) -> str:
     """estimate ± se, se to two significant digits and the estimate to the same place (the
-    rule of the report and of docs/build.py)."""
+    rule of the report and of scripts/build.py)."""
     places = max(0, 1 - math.floor(math.log10(se)))
     return f"{estimate:.{places}f} ± {se:.{places}f}"
 
@@ -744,7 +744,7 @@ def _interview() -> List[str]:
         f"{t['float16'].real:.2f}: a softmax without the max-shift breaks on logits of about "
         f"{t['float16'].real:.0f}. bfloat16 keeps float32's range with only "
         f"{_bits('bfloat16')} significant bits. Each row below is computed by emulating the "
-        f"format (`docs/lowprecision.py`: every operation rounded to it); the masked row has "
+        f"format (`scripts/lowprecision.py`: every operation rounded to it); the masked row has "
         f"scores {SCORES} and the softmax subtracts the max."), ""] + table + ["", _prose(
         f"The last row is a probability at initialisation (q and k with independent N(0, 1) "
         f"components): in float16 an unshifted softmax of unscaled logits over {KEYS} keys "
@@ -763,7 +763,7 @@ def _misconception() -> List[str]:
     f32_gap = _spacing("float32", round_to(1e9, "float32"))
     return [_prose(
         f"Not in every format, and no fill is right for a fully masked row. Computed by "
-        f"emulating each format (`docs/lowprecision.py`), scores {SCORES}, softmax with the "
+        f"emulating each format (`scripts/lowprecision.py`), scores {SCORES}, softmax with the "
         f"max-shift:"), "", _bullet(
         f"**float16:** 1e9 is past {largest_finite('float16'):.0f}, so -1e9 is stored as "
         f"{round_to(-1e9, 'float16')} (PyTorch's `masked_fill(-1e9)` on a float16 tensor "

@@ -1,12 +1,12 @@
 """Print what PyTorch and JAX do in the cases docs/pytorch-jax.md records, dtype by dtype.
 
-    python3 docs/check_frameworks.py
+    python3 scripts/check_frameworks.py
 
 Needs torch and/or jax, which this project does not depend on: run it in a throwaway
 virtual environment (for example `python3 -m venv /tmp/fw && /tmp/fw/bin/pip install torch
-jax jaxlib` and `/tmp/fw/bin/python docs/check_frameworks.py`).  A library that is not
+jax jaxlib` and `/tmp/fw/bin/python scripts/check_frameworks.py`).  A library that is not
 installed is skipped.  Everything runs on the CPU, in float64, float32, float16 and
-bfloat16, and each low-precision result is printed beside what docs/lowprecision.py's
+bfloat16, and each low-precision result is printed beside what scripts/lowprecision.py's
 emulation computes for the same case ("emulation: ..."), so a disagreement shows.
 
 The first lines of each library's report are the float64 checks of the API table
@@ -23,7 +23,7 @@ import sys  # path
 from typing import List, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for _path in (os.path.dirname(HERE), HERE):  # the library, and docs/lowprecision.py
+for _path in (os.path.dirname(HERE), HERE):  # the library, and scripts/lowprecision.py
     if _path not in sys.path:
         sys.path.append(_path)
 

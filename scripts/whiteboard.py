@@ -7,7 +7,7 @@ checks, masks and the numerical care described in docs/numerics.md.
 tests/test_docs.py compares every one of them with the library on seeded random inputs
 and checks the line limits: a softmax body of at most 5 lines, attention at most 8,
 its backward pass at most 15.  docs/whiteboard.md shows them after the library's own
-cores.  `python3 docs/check.py docs/whiteboard.py` passes their arithmetic and flags what
+cores.  `python3 interview/check.py scripts/whiteboard.py` passes their arithmetic and flags what
 they leave out on purpose: shape checks, and a row whose every logit is -inf.
 
 A matrix is a list of rows: Q is n x d_k, K is m x d_k, V is m x d_v.

@@ -3,7 +3,7 @@
 The five documents this project implements are not shipped (their sentences are not
 ours); each is named here by a short title and what it covers.  This module is the one
 place where their worked examples are written down: tests/test_documents.py checks
-them and docs/build.py renders the tables in docs/worked-examples.md.
+them and scripts/build.py renders the tables in docs/worked-examples.md.
 
 Public names:
 
