@@ -1,6 +1,6 @@
 """The error bounds that softmax.py promises, and the one dot product's, as functions.
 
-Shared by the tests, which assert them through conftest.assert_close, and by
+Shared by the tests, which assert them through helpers.assert_close, and by
 benchmarks/accuracy.py, which prints how much of each bound is used.  The references are
 the 50-digit decimal ones of oracle.py.  No pytest here.
 """

@@ -7,7 +7,7 @@
 - central finite differences for derivatives;
 - seeded random inputs;
 - normwise_relative_error, the measure of the accuracy promises (tests pass it to
-  conftest.assert_close with the promised bound).
+  helpers.assert_close with the promised bound).
 """
 
 import math  # inf

@@ -17,7 +17,7 @@ from attention import (AttentionSteps, additive_attention, additive_attention_co
                        scaled_dot_product_attention, score_gradient, streaming_attention,
                        transpose)
 from bounds import dot_bound, softmax_bounds, spread
-from conftest import assert_close
+from helpers import assert_close
 from oracle import U, decimal_softmax, fraction_matmul, matrix_gradient, random_matrix
 from softmax import LIMIT
 

@@ -21,7 +21,7 @@ import pytest
 
 from attention import (additive_attention, additive_attention_cost, attention_steps,
                        dot_product_attention_cost, dot, scaled_dot_product_attention)
-from conftest import assert_close
+from helpers import assert_close
 from oracle import U, decimal_softmax, fraction_matmul, random_matrix
 from softmax import log_softmax, softmax, softmax_backward, softmax_jacobian
 from stats import (additive_score_variance, dot_product_variance, exact_dot_product_moments,

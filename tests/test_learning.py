@@ -19,7 +19,7 @@ import os
 import random
 
 import pytest
-from conftest import assert_close
+from helpers import assert_close
 
 import attention
 import learning as L

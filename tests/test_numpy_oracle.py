@@ -12,7 +12,7 @@ import pytest
 
 from attention import (attention_backward, causal_mask, multi_head_attention,
                        scaled_dot_product_attention, streaming_attention)
-from conftest import assert_close
+from helpers import assert_close
 from oracle import random_matrix
 from softmax import log_softmax, softmax
 

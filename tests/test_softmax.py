@@ -9,7 +9,7 @@ import pytest
 
 from bounds import (NAMED_HOSTILE, log_softmax_bounds, random_logits, softmax_bounds,
                     spread)
-from conftest import assert_close
+from helpers import assert_close
 from oracle import (U, central_difference, decimal_log_softmax, decimal_logsumexp,
                     decimal_softmax, random_vector)
 from softmax import (EMPTY, Normalizer, log_softmax, logsumexp, online_logsumexp,

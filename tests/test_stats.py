@@ -21,7 +21,7 @@ import pytest
 
 import stats
 from attention import attention_backward, attention_steps, score_gradient
-from conftest import assert_close
+from helpers import assert_close
 from oracle import (U, chi_square_rows, decimal_log1p, decimal_softmax, gauss_dot_products,
                     gauss_projected_dot_products, random_trials)
 from softmax import LIMIT, softmax, softmax_jacobian
