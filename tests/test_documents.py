@@ -367,8 +367,8 @@ def test_a_fully_masked_row_is_where_minus_1e9_and_minus_inf_differ():
     assert added != unmasked
     filled = softmax([-1e9] * 3)
     assert filled == [1 / 3] * 3
-    with pytest.raises(ValueError, match="attention_steps: B\\[0\\] is -inf everywhere: no key "
-                                         "is left to attend to"):
+    with pytest.raises(ValueError, match="attention_steps: query row 0 has no key to attend "
+                                         "to: the mask is False everywhere in row 0"):
         attention_steps(Q, K, V, mask=[[False] * 3])
 
 
