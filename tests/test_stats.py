@@ -12,6 +12,7 @@ import inspect
 import itertools
 import math
 import random
+import re
 import statistics
 import time
 from decimal import Decimal, localcontext
@@ -23,12 +24,14 @@ import stats
 from helpers import assert_close
 from oracle import (U, chi_square_rows, decimal_entropy, decimal_softmax, exact_interval,
                     gauss_dot_products, gauss_projected_dot_products, random_trials)
-from rows import D_V, explicit_row, row_statistics
+from rows import D_V, explicit_row, row_norms, row_statistics
 from softmax import LIMIT, softmax, softmax_jacobian
-from stats import (SCALE_CHOICES, GradientNorms, Median, Moments, Saturation, ScoreVariance,
-                   additive_score_variance, correlated_dot_product_moments, correlated_logits,
-                   dot_product_variance, exact_dot_product_moments, gradient_stats,
-                   layer_norm, mean, median_interval, product_variance, sample_dot_products,
+from stats import (PERCENTILES, SCALE_CHOICES, TOP_PERCENTS, GradientNorms, GradientSpread,
+                   Median, Moments, Saturation, ScoreVariance, additive_score_variance,
+                   correlated_dot_product_moments, correlated_logits, dot_product_variance,
+                   exact_dot_product_moments, format_estimate, format_interval,
+                   format_report, gradient_spread, gradient_stats, layer_norm, mean,
+                   median_interval, product_variance, report, sample_dot_products,
                    sample_projected_dot_products, saturation_stats, scale_factor,
                    scaled_variance, softmax_entropy, variance, variance_standard_error)
 
@@ -223,6 +226,14 @@ def test_the_moment_functions_check_every_argument(bad, error, message):
         scaled_variance(bad, 1)
 
 
+def test_a_negative_mean_is_taken_and_only_variances_must_not_be_negative():
+    # the rule is a parameter of each argument, not a guess from its name
+    assert product_variance(-1, 1, -2, 1) == 1 + 1 + 4
+    assert dot_product_variance(2, mean_q=-1, mean_k=-1) == 2 * (1 + 1 + 1)
+    assert scaled_variance(1, -2) == 4  # c may be negative: c^2 Var(X)
+    assert exact_dot_product_moments(1, [-1, -1]) == (1, 0)
+
+
 def test_a_negative_variance_is_refused_naming_the_argument():
     for position, name in ((1, "var_x"), (3, "var_y")):
         args = [0, 1, 0, 1]
@@ -388,27 +399,27 @@ def test_exact_moments_read_an_array_through_tolist():
         exact_dot_product_moments(2, [0.5, -1.5], [0.75, 0.25])
 
 
-def test_exact_moments_reject_bad_distributions():
+def test_exact_moments_reject_bad_distributions_one_rule_at_a_time():
     fn = "exact_dot_product_moments"
-    rule = (f"{fn}: need as many probabilities as values \\(2\\), each >= 0, summing to "
-            "exactly 1")
-    with pytest.raises(ValueError, match=rule + r" \(got 2, sum 9907919180215091/"
-                                                r"9007199254740992\); pass Fractions"):
+    with pytest.raises(ValueError, match=f"^{fn}: the probabilities sum to 9907919180215091/"
+                                         "9007199254740992, not exactly 1; pass Fractions"):
         exact_dot_product_moments(2, [0, 1], [0.5, 0.6])
-    with pytest.raises(ValueError, match=rule):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is Fraction(-1, 2); "
+                                                   "a probability cannot be negative")):
         exact_dot_product_moments(2, [0, 1], [1.5, -0.5])
-    with pytest.raises(ValueError, match=rule):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is Fraction(-")):
         exact_dot_product_moments(2, [0, 1], [1, -1e-300])  # sums to 1 - 1e-300, not 1
-    with pytest.raises(ValueError, match=rule + r" \(got 3, sum 1\)"):
+    with pytest.raises(ValueError, match=f"^{fn}: probabilities has 3 entries but values has 2; "
+                                         "each value needs its probability$"):
         exact_dot_product_moments(2, [0, 1], [0.5, 0.25, 0.25])
-    with pytest.raises(ValueError, match=r"summing to exactly 1 \(got 3, sum 1\)"):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[2] is Fraction(-1, 4)")):
         exact_dot_product_moments(2, [0, 1, 2], [Fraction(1, 2), Fraction(3, 4), Fraction(-1, 4)])
     assert exact_dot_product_moments(2, [0, 1], [1, 0]) == (0, 0)  # a zero probability is fine
-    with pytest.raises(TypeError, match=f"{fn}: values is 'a', not a real number"):
+    with pytest.raises(TypeError, match=re.escape(f"{fn}: values[0] is 'a', not a real number")):
         exact_dot_product_moments(2, ["a", 1])
-    with pytest.raises(ValueError, match=f"{fn}: values is inf; it must be finite"):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: values[0] is inf; it must be finite")):
         exact_dot_product_moments(2, [math.inf, 1.0])
-    with pytest.raises(ValueError, match=f"{fn}: probabilities is nan"):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is nan")):
         exact_dot_product_moments(2, [0, 1], [1.0, math.nan])
     with pytest.raises(ValueError, match=f"{fn}: values is empty"):
         exact_dot_product_moments(2, [])
@@ -1001,12 +1012,18 @@ def test_entropy_exact_cases_and_errors():
     assert softmax_entropy([0.0, -math.inf, -math.inf]) == 0.0
     assert softmax_entropy([0.0, 0.0, -math.inf]) == math.log(2)  # masked keys are absent
     assert softmax_entropy([0.0, -1e4]) == 0.0 and softmax_entropy([5.0]) == 0.0
-    assert softmax_entropy([1e308, -1e308]) == 0.0  # any finite logit
+    assert softmax_entropy([8e307, -8e307]) == 0.0  # any finite logit within the range
+    # log p_2 = -2e308 is beyond the float range: refused as by log_softmax, in its own name
+    with pytest.raises(ValueError, match=r"^softmax_entropy: x\[1\] is -1e\+308, more than the "
+                                         "largest float below the max"):
+        softmax_entropy([1e308, -1e308])
     with pytest.raises(ValueError, match=r"softmax_entropy: x\[0\] is nan"):
         softmax_entropy([math.nan, 1.0])
-    with pytest.raises(ValueError, match=r"softmax_entropy: x\[1\] is inf; it must be finite"):
+    with pytest.raises(ValueError, match=r"softmax_entropy: x\[1\] is inf; it must be finite or "
+                                         "-inf$"):
         softmax_entropy([0.0, math.inf])
-    with pytest.raises(ValueError, match="softmax_entropy: x is -inf everywhere"):
+    with pytest.raises(ValueError, match="softmax_entropy: x is -inf everywhere; at least one "
+                                         "logit must be finite"):
         softmax_entropy([-math.inf])
     with pytest.raises(TypeError, match="softmax_entropy: x must be a list, not NoneType"):
         softmax_entropy(None)
@@ -1060,6 +1077,118 @@ def test_gradient_stats_are_the_definitions_on_the_same_rows(d_k, scale_name):
         want_mean, want_se = mean_and_standard_error(column)
         assert_close(got_mean, want_mean, rel=1e-12)
         assert_close(got_se, want_se, rel=1e-9, abs=1e-13 * want_mean)
+
+
+def inclusive_quantile(xs, percent):
+    """The percent-th quantile, linear between order statistics: the point at position
+    (n - 1) percent / 100 of the sorted data (from 0), in exact Fractions."""
+    xs = sorted(map(Fraction, xs))
+    h = Fraction((len(xs) - 1) * percent, 100)
+    low = math.floor(h)
+    return xs[low] if low == len(xs) - 1 else xs[low] + (h - low) * (xs[low + 1] - xs[low])
+
+
+def top_share(xs, percent):
+    """The share of sum(xs) that the ceil(n percent / 100) largest entries carry, exactly."""
+    ranked = sorted(map(Fraction, xs), reverse=True)
+    return sum(ranked[:math.ceil(Fraction(len(xs) * percent, 100))]) / sum(ranked)
+
+
+@pytest.mark.parametrize("trials", [7, 150], ids=["7 rows", "150 rows"])
+@pytest.mark.parametrize("d_k, scale_name", ROW_CASES[:5], ids=ROW_IDS[:5])
+def test_gradient_spread_is_the_quantiles_and_top_shares_of_the_rows(d_k, scale_name, trials):
+    # the same rows as gradient_stats, each norm from the definitions (rows.row_norms); the
+    # quantile interpolates linearly between order statistics (statistics.quantiles'
+    # "inclusive" method), the share is of the plain sum of the norms over the rows
+    m, seed = 6, 3
+    c = scale_factor(scale_name, d_k)
+    got = gradient_spread(d_k, scale_name, m=m, trials=trials, seed=seed)
+    assert isinstance(got, GradientSpread)
+    assert (PERCENTILES, TOP_PERCENTS) == ((10, 50, 90, 99), (1, 10))
+    for norms, quantiles, shares in zip(row_norms(d_k, c, m, trials, seed),
+                                        (got.score_quantiles, got.query_quantiles),
+                                        (got.score_top_shares, got.query_top_shares)):
+        want = [float(inclusive_quantile(norms, p)) for p in PERCENTILES]
+        assert_close(list(quantiles), want, rel=1e-12)
+        assert_close(list(shares), [float(top_share(norms, t)) for t in TOP_PERCENTS],
+                     rel=1e-12)
+        assert_close(quantiles[1], statistics.median(norms), rel=1e-12)  # 50%: the median
+    assert got.score_quantiles == tuple(sorted(got.score_quantiles))
+
+
+def test_gradient_spread_unscaled_at_large_d_k_is_lopsided():
+    # the typical (median) row passes almost nothing, while the top 10% of rows carry most of
+    # the summed ||dL/dQ||; scaled, the top 10% carry about their own share (uniform: 10%)
+    unscaled, scaled = (gradient_spread(1024, name, trials=400) for name in ("1", "1/sqrt(d_k)"))
+    assert unscaled.query_quantiles[1] < 0.01 < 0.3 < scaled.query_quantiles[1]
+    assert unscaled.query_top_shares[1] > 0.7 and scaled.query_top_shares[1] < 0.3
+    assert unscaled.query_top_shares[0] > 0.1 > scaled.query_top_shares[0] > 0.01
+
+
+def test_gradient_spread_refuses_rows_whose_gradients_are_all_zero():
+    # d_k = 2^40 unscaled: every logit gap is in the millions, the weights exactly one-hot
+    with pytest.raises(ValueError, match="^gradient_spread: every row's weights are exactly "
+                                         "one-hot at this d_k and scale, so every gradient is 0"):
+        gradient_spread(2 ** 40, "1", m=2, trials=2)
+    assert gradient_stats(2 ** 40, "1", m=2, trials=2).score_grad.median == 0.0  # no share
+
+
+# ------------------------------------------------------------ formatting
+
+def decimal_two_digits(v, se):
+    """(v, se) as texts, se rounded to two significant digits (decimal, half-even as
+    format() rounds a float's exact value) and v to the same decimal place."""
+    with localcontext() as ctx:
+        ctx.prec = 2
+        places = max(0, 1 - (+Decimal(se)).adjusted())
+    return f"{v:.{places}f}", f"{se:.{places}f}"
+
+
+def test_format_estimate_gives_the_error_two_digits_and_the_value_its_place():
+    assert format_estimate(1026.2, 45.9) == ("1026", "46")
+    assert format_estimate(15.11, 0.78) == ("15.11", "0.78")
+    assert format_estimate(64.0, 2.93) == ("64.0", "2.9")
+    assert format_estimate(0.0, 0.0996) == ("0.00", "0.10")  # se rounds up to 0.10
+    assert format_estimate(-3, 1) == ("-3.0", "1.0")
+    assert format_estimate(1e300, 3e299) == (f"{1e300:.0f}", f"{3e299:.0f}")
+    rng = random.Random(6)
+    for _ in range(2000):
+        v, se = rng.gauss(0, 10) * 10 ** rng.randint(-6, 6), 10 ** rng.uniform(-8, 6)
+        assert format_estimate(v, se) == decimal_two_digits(v, se), (v, se)
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((1.0, 0.0), ValueError, "format_estimate: se is 0.0; a standard error must be positive"),
+    ((1.0, -0.5), ValueError, "format_estimate: se is -0.5; a standard error must be positive"),
+    ((1.0, math.nan), ValueError, "format_estimate: se is nan; it must be finite"),
+    ((math.inf, 1.0), ValueError, "format_estimate: value is inf; it must be finite"),
+    (("1", 1.0), TypeError, "format_estimate: value is '1', not a real number"),
+    ((1.0, None), TypeError, "format_estimate: se is None, not a real number"),
+], ids=["se 0", "se negative", "se nan", "value inf", "value a str", "se None"])
+def test_format_estimate_checks_its_arguments(args, error, message):
+    with pytest.raises(error, match="^" + re.escape(message)):
+        format_estimate(*args)
+
+
+def test_format_interval_gives_the_median_and_its_interval_to_two_digits():
+    assert format_interval(Median(0.4713, 0.4512, 0.5, 0.95)) == "0.47 [0.45, 0.5]"
+    assert format_interval(Median(2.5e-05, 1.1e-05, 4.8e-05, 0.95)) == "2.5e-05 [1.1e-05, 4.8e-05]"
+    assert format_interval(median_interval([3.0, 1.0, 2.0])) == "2 [1, 3]"
+    with pytest.raises(TypeError, match="^format_interval: median must be a Median"):
+        format_interval((0.5, 0.4, 0.6, 0.95))
+    with pytest.raises(ValueError, match=r"^format_interval: median\.low is nan"):
+        format_interval(Median(0.5, math.nan, 0.6, 0.95))
+
+
+def test_format_report_is_the_text_of_a_report_and_checks_it(capsys):
+    r = report(seed=2, samples=8, trials=3, keys=4, dks=(4, 8))
+    text = format_report(r)
+    assert not text.endswith("\n") and text.startswith("The sqrt(d_k) of softmax")
+    stats.main(["--seed", "2", "--samples", "8", "--trials", "3", "--keys", "4", "--dk", "4,8"])
+    assert capsys.readouterr().out == text + "\n"  # python3 stats.py prints it, once
+    for bad in (None, tuple(r), "report"):
+        with pytest.raises(TypeError, match="^format_report: r must be a Report"):
+            format_report(bad)
 
 
 @pytest.mark.parametrize("x", [
@@ -1160,7 +1289,7 @@ def test_unscaled_gradient_vanishes_and_scaling_restores_it(tables):
 
 
 def test_the_statistics_check_their_arguments_in_their_own_name():
-    for fn in (saturation_stats, gradient_stats):
+    for fn in (saturation_stats, gradient_stats, gradient_spread):
         name = fn.__name__
         with pytest.raises(ValueError, match=f"{name}: the scale must be one of"):
             fn(16, "sqrt")
@@ -1180,7 +1309,7 @@ def test_the_statistics_check_their_arguments_in_their_own_name():
 
 def test_the_documented_defaults():
     # 2000 rows: the defaults of the report too; read from the signatures, not rerun
-    for fn in (saturation_stats, gradient_stats):
+    for fn in (saturation_stats, gradient_stats, gradient_spread):
         defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()}
         assert defaults == {"d_k": inspect.Parameter.empty, "scale_name": "1/sqrt(d_k)",
                             "m": 16, "trials": 2000, "seed": 0}
