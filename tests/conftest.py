@@ -1,60 +1,8 @@
-"""Shared by every test: the one bounded comparison, and the session fixtures.
+"""Session fixtures shared by several test files.  The bounded comparison lives in
+tests/helpers.py (`from helpers import assert_close`); paths come from pytest's
+configuration (pyproject.toml: pythonpath), not from here."""
 
-Paths come from pytest's configuration (pyproject.toml: pythonpath), not from here.
-
-Two ways to compare, and only two:
-    assert got == want                       exact (ints, Fractions, floats the code must hit)
-    assert_close(got, want, abs=..., rel=...) bounded: |got - want| <= abs + rel |want|,
-                                             entry by entry, for numbers or nested lists;
-                                             a failure names the worst entry and its ratio
-                                             to the bound.
-"""
-
-import math  # isfinite
-from numbers import Real  # a number, as opposed to a nested list
-
-__all__ = ["assert_close"]
-
-
-def _pairs(got, want, where=""):
-    """Yield (where, got, want) for every number of two nested lists of the same shape."""
-    if isinstance(want, Real) or want is None:
-        yield where, got, want
-        return
-    assert len(got) == len(want), f"length {len(got)} != {len(want)} at {where or 'top'}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        yield from _pairs(g, w, f"{where}[{i}]")
-
-
-def assert_close(got, want, *, abs=0.0, rel=0.0):  # noqa: A002 - the names of math.isclose
-    """Assert |got - want| <= abs + rel |want| for every entry (numbers or nested lists).
-
-    Infinities must match exactly.  On failure the message shows the worst entry, both
-    values, the difference, the bound and their ratio (above 1 fails).
-    """
-    worst = (0.0, None)
-    for where, g, w in _pairs(got, want):
-        if not (math.isfinite(g) and math.isfinite(w)):
-            assert g == w, f"at {where or 'top'}: {g!r} != {w!r}"
-            continue
-        bound, diff = abs + rel * math.fabs(w), math.fabs(g - w)
-        if bound == 0.0:
-            ratio = math.inf if diff > 0.0 else 0.0
-        else:
-            ratio = diff / bound
-        if ratio > worst[0]:
-            worst = (ratio, (where, g, w, diff, bound))
-    ratio, detail = worst
-    if ratio > 1.0:
-        where, g, w, diff, bound = detail
-        raise AssertionError(f"at {where or 'top'}: got {g!r}, want {w!r}, |diff| {diff:.3g} "
-                             f"> bound {bound:.3g} (ratio {ratio:.3g})")
-
-
-# ------------------------------------------------------------------ session fixtures
-# Tables that several test files read, computed once per run.
-
-import pytest  # noqa: E402  (the helper above needs no pytest; the fixtures do)
+import pytest
 
 
 @pytest.fixture(scope="session")

@@ -6,14 +6,15 @@
 - exact `Fraction` arithmetic for dot products and matrix products;
 - central finite differences for derivatives;
 - seeded random inputs;
+- the exact binomial interval of a median (exact_interval);
 - normwise_relative_error, the measure of the accuracy promises (tests pass it to
-  conftest.assert_close with the promised bound).
+  helpers.assert_close with the promised bound).
 """
 
 import math  # inf
 import random  # seeded inputs
 from decimal import Decimal, localcontext  # 50-digit exp and ln
-from fractions import Fraction  # exact products and sums
+from fractions import Fraction  # exact products, sums and probabilities
 from typing import Callable, List
 
 U = 2.0 ** -53  # unit roundoff of IEEE double: a rounded result is within (1 + U) of the truth
@@ -65,6 +66,19 @@ def decimal_log1p(s: Decimal) -> Decimal:
             term *= -s
             k += 1
         return total
+
+
+def decimal_entropy(x):
+    """H(softmax(x)) = -sum_i p_i ln p_i = ln sum_j e^(x_j - m) + sum_i p_i (m - x_i) at 50
+    digits, m = max x: two sums of terms >= 0, with ln(1 + s) from decimal_log1p, which
+    keeps a tiny s (a p_i of 1 - 1e-304 has ln p_i = -1e-304, not 0)."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        x = [v for v in x if v != -math.inf]
+        m = Decimal(max(x))
+        s = sum(sorted((Decimal(v) - m).exp() for v in x)[:-1])  # the max's 1 left out
+        return float(decimal_log1p(s) + sum(p * (m - Decimal(v)) for p, v in
+                                            zip(decimal_softmax(x), x)))
 
 
 def fraction_matmul(A, B) -> List[List[Fraction]]:
@@ -230,3 +244,18 @@ def gauss_projected_dot_products(d_k: int, n: int, d_model: int, seed: int):
                 for half in (W[:d_k], W[d_k:]))
         out.append(float(sum(Fraction(a) * Fraction(b) for a, b in zip(q, k))))
     return out
+
+
+# ------------------------------------------------ the median's interval
+
+def exact_interval(n, coverage):
+    """(l, P) for the order-statistic interval [x_(l), x_(n+1-l)] of the median: l the largest
+    in 1..n//2 with P = P(l <= B <= n - l) >= coverage, B ~ Binomial(n, 1/2) (l = 1 if none
+    is), in exact integers: 2^n P = sum_{j=l}^{n-l} C(n, j), each term from math.comb, summed
+    outwards from the centre until it reaches coverage 2^n."""
+    total, l = 2 ** n, max(1, n // 2)
+    central = sum(math.comb(n, j) for j in range(l, n - l + 1))
+    while l > 1 and central < Fraction(coverage) * total:
+        l -= 1
+        central += 2 * math.comb(n, l)  # j = l and j = n - l join the interval
+    return l, Fraction(central, total)

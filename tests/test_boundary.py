@@ -1,7 +1,9 @@
 """The one input policy at the public boundary of softmax.py and attention.py.
 
 TypeError for the wrong kind of thing, ValueError for a wrong value or shape, each naming
-the function called and the argument.  Every entry of a vector or matrix argument is
+the function called, the argument as passed, the rule and the shapes that matter; one
+rule, one message.  The tests pin that meaning (function, argument, index, rule), not
+every word.  Every entry of a vector or matrix argument is
 finite and at most softmax.LIMIT = 2^200 in size: that keeps every result finite, so
 larger entries are refused, never rescued.  softmax and its logarithms take any finite
 logit; softmax_backward takes |g_i| <= 2^1021.  Masks hold bools; NumPy-like arrays are
@@ -14,13 +16,15 @@ from fractions import Fraction
 
 import pytest
 
-from attention import (additive_attention, additive_attention_cost, attention_backward,
-                       attention_steps, causal_mask, dot, dot_product_attention_cost, matmul,
-                       multi_head_attention, scaled_dot_product_attention, score_gradient,
-                       streaming_attention, transpose)
-from softmax import (EMPTY, LIMIT, Normalizer, as_flag, as_int, as_list, as_matrix, as_real,
-                     as_vector, log_softmax, logsumexp, online_logsumexp, online_merge,
-                     online_update, rescale_factors, softmax, softmax_backward,
+from attention import (MAX_SCORES, additive_attention, additive_attention_cost,
+                       attention_backward, attention_steps, causal_mask, dot,
+                       dot_product_attention_cost, matmul, multi_head_attention,
+                       scaled_dot_product_attention, score_gradient, streaming_attention,
+                       transpose)
+from softmax import (EMPTY, LIMIT, Normalizer, as_flag, as_int, as_list, as_logits,
+                     as_matrix, as_probabilities, as_real, as_vector, in_log_range,
+                     log_softmax, logsumexp, online_logsumexp, online_merge, online_update,
+                     rescale, rescale_factors, shown, softmax, softmax_backward,
                      softmax_jacobian)
 
 INF, NAN = math.inf, math.nan
@@ -92,14 +96,24 @@ def test_as_vector_returns_new_floats_and_names_the_bad_entry():
         as_vector("f", [1.0, NAN], "u")
 
 
-def test_as_vector_admits_minus_inf_where_masked_but_not_in_every_entry():
+def test_as_vector_admits_minus_inf_where_masked_and_as_logits_not_in_every_entry():
     assert as_vector("f", [0.0, -INF], masked=True) == [0.0, -INF]
-    with pytest.raises(ValueError, match=r"f: x\[1\] is -inf; it must be finite"):
+    assert as_vector("f", [-INF, -INF], masked=True) == [-INF, -INF]  # a masked bias row
+    with pytest.raises(ValueError, match=r"f: x\[1\] is -inf; it must be finite, \|x\|"):
         as_vector("f", [0.0, -INF])
-    with pytest.raises(ValueError, match="f: x is -inf everywhere: no key is left to attend"):
-        as_vector("f", [-INF, -INF], masked=True)
-    with pytest.raises(ValueError, match=r"f: x\[1\] is inf"):
+    assert as_logits("f", [0.0, -INF]) == [0.0, -INF]
+    with pytest.raises(ValueError, match="f: x is -inf everywhere; at least one logit must be "
+                                         "finite"):
+        as_logits("f", [-INF, -INF])
+    with pytest.raises(ValueError, match=r"f: x\[1\] is inf; it must be finite or -inf"):
         as_vector("f", [0.0, INF], masked=True)  # only -inf is a mask
+
+
+def test_a_single_entry_is_named_with_its_index():
+    with pytest.raises(ValueError, match=r"^softmax: x\[0\] is nan; "):
+        softmax([NAN])
+    with pytest.raises(ValueError, match=r"^f: u\[0\] is nan; "):
+        as_vector("f", [NAN], "u")
 
 
 def test_as_vector_takes_its_limit():
@@ -113,7 +127,8 @@ def test_as_matrix_checks_every_row_and_refuses_a_ragged_one():
     A = [[1, 2], (3, 4)]
     got = as_matrix("f", A, "A")
     assert got == [[1.0, 2.0], [3.0, 4.0]] and got[1] is not A[1]
-    with pytest.raises(ValueError, match=r"f: A is ragged: rows of lengths \[1, 2\]"):
+    with pytest.raises(ValueError, match=r"f: A\[1\] has 2 entries but A\[0\] has 1; the "
+                                         "rows of A must all have the same length"):
         as_matrix("f", [[1.0], [1.0, 2.0]], "A")
     with pytest.raises(ValueError, match=r"f: A\[1\]\[1\] is nan"):
         as_matrix("f", [[1.0, 2.0], [3.0, NAN]], "A")
@@ -182,8 +197,10 @@ REFUSED_ABOVE_LIMIT = [
 
 @pytest.mark.parametrize("fn, entry, call", REFUSED_ABOVE_LIMIT)
 def test_an_entry_just_above_limit_is_refused_naming_the_argument_and_entry(fn, entry, call):
-    message = f"{fn}: {entry} is {ABOVE_LIMIT!r}; it must be finite, |x| <= 1.61e+60"
-    with pytest.raises(ValueError, match=re.escape(message)):
+    # bias may hold -inf (a masked key): its rule says so; the bound is the same
+    message = (re.escape(f"{fn}: {entry} is {ABOVE_LIMIT!r}; it must be finite")
+               + "( or -inf)?" + re.escape(", |x| <= 1.61e+60"))
+    with pytest.raises(ValueError, match=f"^{message}$"):
         call(ABOVE_LIMIT)
 
 
@@ -240,6 +257,18 @@ def test_entries_at_limit_are_accepted_and_the_result_is_finite(call):
 def test_softmax_functions_take_any_finite_logit(fn, x):
     # the shift by m keeps every exponent at most 0, whatever the size of the logits
     assert all_finite(fn(x))
+
+
+def test_log_softmax_refuses_a_log_probability_beyond_the_float_range():
+    # log p_1 = -3.4e308 - log1p(0): beyond the float range, so refused rather than -inf
+    x = [1.7e308, -1.7e308]
+    assert_names(refused(ValueError, lambda: log_softmax(x)), "log_softmax",
+                 "x[1] is -1.7e+308", "below the max x[0] = 1.7e+308",
+                 "beyond the float range")
+    assert softmax(x) == [1.0, 0.0] and logsumexp(x) == 1.7e308  # these stay exact
+    half = LARGEST / 2  # x_2 - m = -LARGEST exactly: at the edge of the range, still a float
+    assert log_softmax([half, -half]) == [0.0, -LARGEST]
+    assert in_log_range("f", [half, -half, -INF]) == [half, -half, -INF]
 
 
 def test_softmax_of_huge_logits_is_exact():
@@ -299,18 +328,25 @@ def test_an_int_argument_takes_any_integral_type_and_refuses_the_rest(call, name
             call(bad)
 
 
-@pytest.mark.parametrize("mask, is_causal", [
-    pytest.param([[1, 0, 1], [0, 1, 1]], False, id="a mask of ints"),
-    pytest.param([[True, True, 1.0], [True] * 3], False, id="a float in the mask"),
-    pytest.param([[bool_(True)] * 3, [True] * 3], False, id="a class named bool_"),
-    pytest.param(None, 1, id="is_causal 1"),
-    pytest.param(None, bool_(True), id="is_causal a class named bool_"),
-    pytest.param(None, None, id="is_causal None"),
+@pytest.mark.parametrize("mask, entry", [
+    pytest.param([[1, 0, 1], [0, 1, 1]], "mask[0][0] is 1", id="a mask of ints"),
+    pytest.param([[True, True, 1.0], [True] * 3], "mask[0][2] is 1.0", id="a float"),
+    pytest.param([[True] * 3, [True, None, True]], "mask[1][1] is None", id="None"),
+    pytest.param([[True] * 3, [True, True, bool_(True)]], "mask[1][2] is <", id="bool_"),
 ])
-def test_mask_entries_and_is_causal_must_be_bools(mask, is_causal):
-    with pytest.raises(TypeError, match="attention_steps: the mask's entries and is_causal must "
-                                        r"be bools \(True: attend\)"):
-        attention_steps(Q, K, V, mask, is_causal=is_causal)
+def test_a_mask_entry_that_is_not_a_bool_is_named_with_its_index_and_value(mask, entry):
+    for fn in (attention_steps, scaled_dot_product_attention, streaming_attention):
+        with pytest.raises(TypeError, match="^" + re.escape(f"{fn.__name__}: {entry}")
+                           + ".*; mask entries must be True \\(attend\\) or False$"):
+            fn(Q, K, V, mask)
+
+
+@pytest.mark.parametrize("is_causal", [1, 0, None, "yes", bool_(True)],
+                         ids=["1", "0", "None", "a str", "a class named bool_"])
+def test_is_causal_must_be_a_bool(is_causal):
+    with pytest.raises(TypeError, match="^attention_steps: is_causal must be True or False, "
+                                        "not "):
+        attention_steps(Q, K, V, is_causal=is_causal)
 
 
 def test_array_like_arguments_are_read_through_tolist():
@@ -325,25 +361,40 @@ def test_array_like_arguments_are_read_through_tolist():
 
 def test_exact_number_types_are_accepted_and_huge_ones_are_out_of_range():
     assert softmax([Fraction(1, 2), Fraction(1, 2)]) == [0.5, 0.5]
-    with pytest.raises(ValueError, match=r"softmax: x\[0\] is 10*; it must be finite"):
+    with pytest.raises(ValueError, match=r"^softmax: x\[0\] is an int of 401 digits; it must "
+                                         "be finite"):
         softmax([10 ** 400, 1.0])  # beyond the float range: refused, not an OverflowError
-    with pytest.raises(ValueError, match=r"dot: u\[1\] is Fraction\(-10*, 1\); it must be finite"):
-        dot([1, -Fraction(10 ** 400)], [1, 1])
+    with pytest.raises(ValueError, match=r"^dot: u\[1\] is Fraction\(-10+ \.\.\.; it must be "
+                                         "finite"):
+        dot([1, -Fraction(10 ** 400)], [1, 1])  # its repr, cut to 60 characters
+    assert as_int("f", 10 ** 40, "n", maximum=None) == 10 ** 40
+    with pytest.raises(ValueError, match="^f: n must be at least 1 and at most 4, not an int of "
+                                         "5001 digits$"):
+        as_int("f", 10 ** 5000, "n", maximum=4)
     with pytest.raises(TypeError, match=r"softmax: x\[1\] is True, not a real number"):
         softmax([0.0, True])
     with pytest.raises(TypeError, match=r"softmax: x\[2\] is None, not a real number"):
         softmax([0.0, 1, None])
 
 
-@pytest.mark.xfail(strict=True, reason="the policy's messages show an entry with repr(), which "
-                   "raises ValueError('Exceeds the limit (4300 digits) for integer string "
-                   "conversion') for an int of more than 4300 digits: the message then does not "
-                   "name the function; show such numbers without repr (e.g. by their size)")
-@pytest.mark.parametrize("x", [[10 ** 5000], [[10 ** 5000]]],
-                         ids=["an int of 5001 digits", "the same inside a list"])
-def test_an_int_too_long_to_print_is_refused_naming_the_function(x):
-    with pytest.raises((ValueError, TypeError), match="softmax: x"):
+@pytest.mark.parametrize("x, error, message", [
+    ([10 ** 5000], ValueError, "softmax: x[0] is an int of 5001 digits; it must be finite"),
+    ([-10 ** 5000, 1.0], ValueError, "softmax: x[0] is an int of 5001 digits; it must be "),
+    ([[10 ** 5000]], TypeError, "softmax: x[0] is a list too long to print, not a real number"),
+    ([Fraction(10 ** 5000, 3)], ValueError, "softmax: x[0] is a Fraction too long to print; "),
+], ids=["an int of 5001 digits", "its negative", "the same inside a list", "a Fraction"])
+def test_an_int_too_long_to_print_is_refused_naming_the_function(x, error, message):
+    # Python refuses to print an int of more than 4,300 digits: the message says its size
+    with pytest.raises(error, match="^" + re.escape(message)):
         softmax(x)
+
+
+def test_shown_cuts_a_long_repr_and_sizes_a_long_int():
+    assert shown(1.5) == "1.5" and shown("ab") == "'ab'"
+    assert shown(10 ** 40) == repr(10 ** 40)  # 41 digits: still printed
+    assert shown(-10 ** 41) == "an int of 42 digits"
+    long = shown(list(range(100)))
+    assert len(long) == 60 and long.endswith(" ...") and long.startswith("[0, 1, 2, ")
 
 
 # ------------------------------------------------------------ normaliser states
@@ -358,13 +409,13 @@ def test_an_int_too_long_to_print_is_refused_naming_the_function(x):
     pytest.param((INF, 1.0), ValueError, "{s}.m is inf; it must be finite", id="m +inf"),
     pytest.param((0.0, INF), ValueError, "{s}.d is inf; it must be finite", id="d +inf"),
     pytest.param((0.0, NAN), ValueError, "{s}.d is nan; it must be finite", id="d nan"),
-    pytest.param((0.0, -1.0), ValueError, "{s} = (0.0, -1.0) is not a normaliser state",
-                 id="d negative"),
+    pytest.param((0.0, -1.0), ValueError, "{s} = (0.0, -1.0) is not a normaliser state: once "
+                 "it holds a logit (m finite), d must be at least 1", id="d negative"),
     # the max alone contributes e^0 = 1
-    pytest.param((0.0, 0.5), ValueError, "{s} = (0.0, 0.5) is not a normaliser state",
-                 id="d below 1"),
-    pytest.param((-INF, 1.0), ValueError, "{s} = (-inf, 1.0) is not a normaliser state",
-                 id="no logit, yet a sum"),
+    pytest.param((0.0, 0.5), ValueError, "{s} = (0.0, 0.5) is not a normaliser state: once it "
+                 "holds a logit (m finite), d must be at least 1", id="d below 1"),
+    pytest.param((-INF, 1.0), ValueError, "{s} = (-inf, 1.0) is not a normaliser state: with "
+                 "no logit yet (m = -inf), d must be 0", id="no logit, yet a sum"),
 ])
 def test_normaliser_states_are_checked_by_every_function(bad, error, message):
     good = Normalizer(0.0, 1.0)
@@ -387,81 +438,260 @@ def test_valid_states_include_plain_tuples_and_the_empty_state():
 
 # ------------------------------------------------------------ shapes
 
-@pytest.mark.parametrize("call, error, message", [
+# ------------------------------------------------------------ shapes: one rule, one message
+
+def refused(error, call):
+    """The message of the error that call() raises."""
+    with pytest.raises(error) as caught:
+        call()
+    return str(caught.value)
+
+
+def assert_names(message, fn, *parts, absent=()):
+    """message names fn first and holds each part (argument, index, rule, shapes) and none of
+    absent (the arguments the call did not pass)."""
+    assert message.startswith(f"{fn}: "), message
+    for part in parts:
+        assert part in message, (part, message)
+    for part in absent:
+        assert part not in message, (part, message)
+
+
+Q1 = [[1.0, 2.0]]  # 1 x 2
+K1 = [[1.0], [2.0]]  # 2 x 1: d_k 1, not Q1's 2
+ATTENTION = [attention_steps, scaled_dot_product_attention, streaming_attention,
+             lambda Q, K, V, *a, **k: attention_backward(Q, K, V, [[1.0]] * len(Q), *a, **k)]
+ATTENTION_IDS = ["attention_steps", "scaled_dot_product_attention", "streaming_attention",
+                 "attention_backward"]
+
+
+@pytest.mark.parametrize("fn", ATTENTION, ids=ATTENTION_IDS)
+def test_each_attention_shape_rule_has_its_own_message(fn):
+    name = fn.__name__ if fn.__name__ != "<lambda>" else "attention_backward"
+    # the example of the issue: only Q's and K's shapes, no mask or bias the caller never gave
+    assert_names(refused(ValueError, lambda: fn(Q1, K1, [[1.0], [1.0]])), name,
+                 "K has 1 column but Q has 2", "the same d_k", "(Q is 1x2, K is 2x1)",
+                 absent=("mask", "bias", "V "))
+    assert_names(refused(ValueError, lambda: fn(Q, K, V[:2])), name,
+                 "V has 2 rows but K has 3", "each key", "K is 3x2", "V is 2x1",
+                 absent=("Q is", "mask", "bias"))
+    assert_names(refused(ValueError, lambda: fn(Q, K, V, [[True] * 3])), name,
+                 "mask has 1 row but Q has 2", "one row per query", "Q is 2x2",
+                 absent=("bias", "K is"))
+    assert_names(refused(ValueError, lambda: fn(Q, K, V, [[True] * 3, [True] * 2])), name,
+                 "mask[1] has 2 entries but K has 3 rows", "one entry per key", "K is 3x2",
+                 absent=("bias", "Q is"))
+    assert_names(refused(ValueError, lambda: fn(Q, K, V, bias=[[0.0] * 3])), name,
+                 "bias has 1 row but Q has 2", "one row per query", absent=("mask",))
+    assert_names(refused(ValueError, lambda: fn(Q, K, V, bias=[[0.0] * 2] * 2)), name,
+                 "bias[0] has 2 entries but K has 3 rows", "one entry per key",
+                 absent=("mask",))
+    assert_names(refused(TypeError, lambda: fn(Q, K, V, [[True] * 3, True])), name,
+                 "mask[1] must be a list, not bool")
+    assert_names(refused(TypeError, lambda: fn(Q, K, V, "all")), name,
+                 "mask must be a list, not str")
+
+
+def test_the_gradient_of_the_output_has_the_output_shape():
+    fn = "attention_backward"
+    assert_names(refused(ValueError, lambda: attention_backward(Q, K, V, [[1.0]])), fn,
+                 "grad_output has 1 row but Q has 2", "(Q is 2x2, grad_output is 1x1)",
+                 absent=("V is",))
+    assert_names(refused(ValueError, lambda: attention_backward(Q, K, V, [[1.0, 1.0]] * 2)),
+                 fn, "grad_output has 2 columns but V has 1", "d_v",
+                 "(V is 3x1, grad_output is 2x2)", absent=("Q is",))
+
+
+def test_each_score_gradient_shape_rule_has_its_own_message():
+    fn, P, V2 = "score_gradient", [[0.5, 0.5]], [[1.0], [0.0]]
+    assert_names(refused(ValueError, lambda: score_gradient(P, V, [[1.0]])), fn,
+                 "V has 3 rows but P has 2 columns", "(P is 1x2, V is 3x1)",
+                 absent=("dO",))
+    assert_names(refused(ValueError, lambda: score_gradient(P, V2, [[1.0], [1.0]])), fn,
+                 "dO has 2 rows but P has 1", "(P is 1x2, dO is 2x1)", absent=("V is",))
+    assert_names(refused(ValueError, lambda: score_gradient(P, V2, [[1.0, 2.0]])), fn,
+                 "dO has 2 columns but V has 1", "(V is 2x1, dO is 1x2)", absent=("P is",))
+
+
+@pytest.mark.parametrize("args, parts", [
+    pytest.param((Q, K, V, [[1.0, 0.0, 0.0]], I2, [1.0, 1.0]),
+                 ["W_q has 3 columns but Q has 2", "(Q is 2x2, W_q is 1x3)"], id="W_q columns"),
+    pytest.param((Q, K, V, I2, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [1.0, 1.0]),
+                 ["W_k has 3 columns but K has 2", "(K is 3x2, W_k is 2x3)"], id="W_k columns"),
+    pytest.param((Q, K, V, [[1.0, 0.0]], [[1.0, 0.0]], [1.0, 1.0]),
+                 ["W_q has 1 row but w_v has 2 entries", "d_a"], id="W_q rows"),
+    pytest.param((Q, K, V, I2, [[1.0, 0.0]], [1.0, 1.0]),
+                 ["W_k has 1 row but w_v has 2 entries", "d_a"], id="W_k rows"),
+    pytest.param((Q, K, V[:2], I2, I2, [1.0, 1.0]),
+                 ["V has 2 rows but K has 3", "(K is 3x2, V is 2x1)"], id="V rows"),
+    pytest.param((Q, K, V, I2, I2, [1.0, 1.0], [[True] * 2] * 2),
+                 ["mask[0] has 2 entries but K has 3 rows"], id="mask columns"),
+])
+def test_each_additive_attention_shape_rule_has_its_own_message(args, parts):
+    assert_names(refused(ValueError, lambda: additive_attention(*args)), "additive_attention",
+                 *parts)
+
+
+J3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]  # 2 x 3: 3 columns, which 2 heads do not divide
+
+
+@pytest.mark.parametrize("change, parts", [
+    pytest.param({"X_kv": [[1.0, 0.0, 0.0]]},
+                 ["X_kv has 3 columns but X_q has 2", "d_model", "(X_q is 2x2, X_kv is 1x3)"],
+                 id="X_kv's columns are not X_q's"),
+    pytest.param({"W_Q": [[1.0, 0.0]]}, ["W_Q has 1 row but X_q has 2 columns", "d_model",
+                                         "W_Q is 1x2"], id="W_Q's rows are not d_model"),
+    pytest.param({"W_K": [[1.0, 0.0]]}, ["W_K has 1 row but X_q has 2 columns"],
+                 id="W_K's rows are not d_model"),
+    pytest.param({"W_V": [[1.0, 0.0]]}, ["W_V has 1 row but X_q has 2 columns"],
+                 id="W_V's rows are not d_model"),
+    pytest.param({"W_K": [[1.0], [0.0]]}, ["W_K has 1 column but W_Q has 2", "h d_k",
+                                           "(W_Q is 2x2, W_K is 2x1)"],
+                 id="W_K narrower than W_Q"),
+    pytest.param({"W_Q": J3, "W_K": J3}, ["W_Q has 3 columns, which num_heads = 2 does not "
+                                          "divide", "(W_Q is 2x3)"],
+                 id="W_Q's columns not divisible"),
+    pytest.param({"W_V": J3}, ["W_V has 3 columns, which num_heads = 2 does not divide"],
+                 id="W_V's columns not divisible"),
+    pytest.param({"W_O": [[1.0, 0.0]]}, ["W_O has 1 row but W_V has 2 columns", "h d_v",
+                                         "(W_V is 2x2, W_O is 1x2)"],
+                 id="W_O's rows are not W_V's columns"),
+    pytest.param({"mask": [[True]]}, ["mask has 1 row but X_q has 2"], id="mask rows"),
+])
+def test_multi_head_refuses_what_zip_would_silently_truncate_one_rule_at_a_time(change, parts):
+    args = {"X_q": I2, "X_kv": I2, "W_Q": I2, "W_K": I2, "W_V": I2, "W_O": I2}
+    mask = change.pop("mask", None)
+    args.update(change)
+    message = refused(ValueError, lambda: multi_head_attention(*args.values(), 2, mask))
+    assert_names(message, "multi_head_attention", *parts)
+    assert message.count(" is ") <= 3  # the shapes that matter, not all six
+
+
+@pytest.mark.parametrize("call, error, parts", [
     pytest.param(lambda: dot([1.0], [1.0, 2.0]), ValueError,
-                 "dot: u has length 1 but v has length 2", id="dot lengths"),
+                 ["dot: u has length 1 but v has length 2"], id="dot lengths"),
     pytest.param(lambda: matmul([[1.0, 2.0]], [[1.0, 2.0]]), ValueError,
-                 "matmul: A is 1x2 and B is 1x2; A needs as many columns as B has rows",
+                 ["matmul: A has 2 columns but B has 1 row", "(A is 1x2, B is 1x2)"],
                  id="matmul shapes"),
     pytest.param(lambda: matmul([[1.0], [1.0, 2.0]], [[1.0]]), ValueError,
-                 "matmul: A is ragged: rows of lengths [1, 2]", id="matmul ragged"),
-    pytest.param(lambda: transpose("ab"), TypeError, "transpose: A must be a list, not str",
+                 ["matmul: A[1] has 2 entries but A[0] has 1", "same length"],
+                 id="matmul ragged"),
+    pytest.param(lambda: transpose("ab"), TypeError, ["transpose: A must be a list, not str"],
                  id="transpose a str"),
-    pytest.param(lambda: transpose([]), ValueError, "transpose: A is empty", id="transpose empty"),
+    pytest.param(lambda: transpose([]), ValueError, ["transpose: A is empty"],
+                 id="transpose empty"),
     pytest.param(lambda: transpose([[1.0], "a"]), TypeError,
-                 "transpose: A[1] must be a list, not str", id="transpose a str row"),
-    pytest.param(lambda: transpose([[1.0, NAN]]), ValueError, "transpose: A[0][1] is nan",
-                 id="transpose nan"),
+                 ["transpose: A[1] must be a list, not str"], id="transpose a str row"),
+    pytest.param(lambda: transpose([[1.0, NAN]]), ValueError,
+                 ["transpose: A[0][1] is nan; it must be finite"], id="transpose nan"),
+    pytest.param(lambda: softmax_backward([0.5, 0.5], [1.0]), ValueError,
+                 ["softmax_backward: g has length 1 but p has length 2"],
+                 id="softmax_backward lengths"),
+    pytest.param(lambda: causal_mask(2, 2, align=3), TypeError,
+                 ["causal_mask: align must be a str", "not 3"], id="align not a str"),
+    pytest.param(lambda: causal_mask(2, 2, align="diagonal"), ValueError,
+                 ["causal_mask: align must be 'top-left' or 'bottom-right', not 'diagonal'"],
+                 id="align unknown"),
 ])
-def test_linear_algebra_errors_name_the_function_and_the_shapes(call, error, message):
-    with pytest.raises(error, match=re.escape(message)):
-        call()
+def test_the_other_errors_name_the_function_the_argument_and_the_shapes(call, error, parts):
+    message = refused(error, call)
+    assert_names(message, parts[0].split(":")[0], *parts)
 
 
-def test_one_attention_shape_error_names_every_shape():
-    # rows x columns of Q, K, V, mask and bias, in the rule's order (the mask by its first row)
-    with pytest.raises(ValueError, match=re.escape(
-            "attention_steps: need Q n x d_k, K m x d_k, V m x d_v, mask and bias n x m; got "
-            "2x2 3x2 2x1 2x2 2x3")):
-        attention_steps(Q, K, V[:2], [[True, True], [True, True, True]])
-
-
-def test_the_other_shape_errors_name_every_shape():
-    with pytest.raises(ValueError, match=re.escape("attention_backward: grad_output is 2x2 but "
-                                                   "the output is 2x1 (Q is 2x2, V is 3x1)")):
-        attention_backward(Q, K, V, [[1.0, 1.0]] * 2)
-    with pytest.raises(ValueError, match=re.escape("score_gradient: P is 1x2, V is 3x1 and dO is "
-                                                   "1x1; they must be P n x m, V m x d_v, dO n "
-                                                   "x d_v")):
-        score_gradient([[0.5, 0.5]], V, [[1.0]])
-    with pytest.raises(ValueError, match=re.escape("additive_attention: need W_q d_a x d_q, W_k "
-                                                   "d_a x d_k and w_v of length d_a; got Q 2x2, "
-                                                   "K 3x2, W_q 1x3, W_k 2x2, w_v of length 2")):
-        additive_attention(Q, K, V, [[1.0, 0.0, 0.0]], I2, [1.0, 1.0])
-    with pytest.raises(TypeError, match=re.escape("attention_steps: mask[1] must be a list, not "
-                                                  "bool")):
-        attention_steps(Q, K, V, [[True] * 3, True])
-    with pytest.raises(TypeError, match="attention_steps: mask must be a list, not str"):
-        attention_steps(Q, K, V, "all")
-
-
-@pytest.mark.parametrize("change", [
-    pytest.param({"W_K": [[1.0], [0.0]]}, id="W_K narrower than W_Q"),
-    pytest.param({"W_V": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]}, id="W_V's columns not divisible"),
-    pytest.param({"W_O": [[1.0, 0.0]]}, id="W_O's rows are not W_V's columns"),
-    pytest.param({"W_Q": [[1.0, 0.0]]}, id="W_Q's rows are not d_model"),
-])
-def test_multi_head_refuses_what_zip_would_silently_truncate(change):
-    args = {"X_q": I2, "X_kv": I2, "W_Q": I2, "W_K": I2, "W_V": I2, "W_O": I2}
-    args.update(change)
-    shapes = ", ".join(f"{name} {len(args[name])}x{len(args[name][0])}"
-                       for name in ("W_Q", "W_K", "W_V", "W_O"))
-    with pytest.raises(ValueError, match=re.escape("multi_head_attention: need W_Q, W_K d_model "
-                                                   "x h d_k, W_V d_model x h d_v and W_O h d_v x "
-                                                   "d_out, with d_model = 2 and h = 2; got "
-                                                   + shapes)):
-        multi_head_attention(*args.values(), 2)
-
-
-def test_probability_rows_are_checked_to_within_1e_9():
+def test_probability_rows_are_checked_to_within_1e_9_one_rule_at_a_time():
     assert score_gradient([[0.5, 0.5 + 0.5e-9]], [[1.0], [0.0]], [[1.0]])  # within 1e-9
-    with pytest.raises(ValueError, match="score_gradient: row 0 of P is not a probability"):
-        score_gradient([[0.5, 0.5 + 1.5e-9]], [[1.0], [0.0]], [[1.0]])
-    with pytest.raises(ValueError, match="score_gradient: row 0 of P is not a probability"):
-        score_gradient([[0.5, 0.6, -0.1]], V, [[1.0]])  # sums to 1, but not in [0, 1]
-    with pytest.raises(ValueError, match="softmax_backward: p is not a probability vector"):
-        softmax_backward([0.5, 0.5 + 1.5e-9], [1.0, 0.0])
+    assert_names(refused(ValueError, lambda: score_gradient([[0.5, 0.5], [0.5, 0.5 + 1.5e-9]],
+                                                            [[1.0], [0.0]], [[1.0]] * 2)),
+                 "score_gradient", "P[1] sums to 1.0000000015", "not 1 (within 1e-9)",
+                 "softmax(x)")
+    assert_names(refused(ValueError, lambda: score_gradient([[0.5, 0.6, -0.1]], V, [[1.0]])),
+                 "score_gradient", "P[0][2] is -0.1", "cannot be negative")  # sums to 1
+    assert_names(refused(ValueError, lambda: softmax_backward([0.5, 0.5 + 1.5e-9], [1.0, 0.0])),
+                 "softmax_backward", "p sums to", "not 1")
     assert softmax_backward([0.5, 0.5 + 0.5e-9], [1.0, 0.0])
+    assert as_probabilities("f", (0.25, 0.75)) == [0.25, 0.75]
+
+
+# ------------------------------------------------------------ a query with no key
+
+TWO, THREE = [[1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 2.0], [1.0, -1.0]]  # Q 2 x 2, K 3 x 2
+MINUS = -INF
+
+
+@pytest.mark.parametrize("kwargs, row, reason", [
+    pytest.param(dict(mask=[[True] * 3, [False] * 3]), 1,
+                 "the mask is False everywhere in row 1", id="the mask"),
+    pytest.param(dict(bias=[[MINUS] * 3, [0.0] * 3]), 0, "bias is -inf everywhere in row 0",
+                 id="bias"),
+    pytest.param(dict(bias=[[MINUS] * 3, [0.0] * 3], is_causal=True), 0,
+                 "bias is -inf everywhere in row 0", id="bias, with is_causal"),
+    pytest.param(dict(mask=[[False, True, True], [True] * 3], is_causal=True), 0,
+                 "the mask and is_causal together hide every key of row 0",
+                 id="the mask and is_causal"),
+    pytest.param(dict(mask=[[True, False, False], [True] * 3],
+                      bias=[[MINUS, 0.0, 0.0], [0.0] * 3]), 0,
+                 "the mask and bias together hide every key of row 0", id="the mask and bias"),
+    pytest.param(dict(bias=[[MINUS, 0.0, 0.0], [0.0] * 3], is_causal=True), 0,
+                 "is_causal and bias together hide every key of row 0",
+                 id="is_causal and bias"),
+    pytest.param(dict(mask=[[True, False, True], [True] * 3],
+                      bias=[[MINUS, 0.0, 0.0], [0.0] * 3], is_causal=True), 0,
+                 "the mask, is_causal and bias together hide every key of row 0",
+                 id="all three"),
+])
+@pytest.mark.parametrize("fn", ATTENTION, ids=ATTENTION_IDS)
+def test_a_query_left_without_a_key_is_named_by_its_row_and_by_what_hid_the_keys(
+        fn, kwargs, row, reason):
+    name = fn.__name__ if fn.__name__ != "<lambda>" else "attention_backward"
+    message = refused(ValueError, lambda: fn(TWO, THREE, V, **kwargs))
+    assert message == f"{name}: query row {row} has no key to attend to: {reason}"
+    assert "B[" not in message  # never the internal name of the combined bias
+
+
+def test_multi_head_and_additive_attention_name_the_masked_query_row_too():
+    mask = [[True, True], [False, False]]
+    for call, name in ((lambda: multi_head_attention(I2, I2, I2, I2, I2, I2, 2, mask),
+                        "multi_head_attention"),
+                       (lambda: additive_attention(I2, I2, I2, I2, I2, [1.0, 1.0], mask),
+                        "additive_attention")):
+        assert refused(ValueError, call) == (f"{name}: query row 1 has no key to attend to: "
+                                             "the mask is False everywhere in row 1")
+
+
+# ------------------------------------------------------------ sizes: MAX_SCORES
+
+def test_causal_mask_refuses_more_than_max_scores_before_building_anything():
+    assert MAX_SCORES == 2 ** 24 == 4096 * 4096
+    assert len(causal_mask(4096, 4096)) == 4096  # exactly at the bound: built
+    assert_names(refused(ValueError, lambda: causal_mask(10 ** 7, 10 ** 7)), "causal_mask",
+                 "n is 10000000 and m is 10000000", "100000000000000 entries",
+                 f"MAX_SCORES = {MAX_SCORES}")
+    assert_names(refused(ValueError, lambda: causal_mask(4097, 4096)), "causal_mask",
+                 "16781312 entries")
+
+
+@pytest.mark.parametrize("fn, call", [
+    ("attention_steps", lambda Q, K: attention_steps(Q, K, K)),
+    ("scaled_dot_product_attention", lambda Q, K: scaled_dot_product_attention(Q, K, K)),
+    ("streaming_attention", lambda Q, K: streaming_attention(Q, K, K)),
+    ("attention_backward", lambda Q, K: attention_backward(Q, K, K, Q)),
+    ("multi_head_attention", lambda Q, K: multi_head_attention(Q, K, [[1.0]], [[1.0]],
+                                                               [[1.0]], [[1.0]], 1)),
+    ("additive_attention", lambda Q, K: additive_attention(Q, K, K, [[1.0]], [[1.0]], [1.0])),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_every_attention_entry_point_refuses_more_than_max_scores(fn, call):
+    # 4097 x 4097 scores: refused from the lengths alone, before any n x m list exists
+    Q = K = [[1.0]] * 4097
+    message = refused(ValueError, lambda: call(Q, K))
+    assert_names(message, fn, " is 4097 and ", "16785409 entries", "MAX_SCORES")
+
+
+# ------------------------------------------------------------ the internal core
+
+def test_rescale_is_rescale_factors_without_its_checks():
+    a, b = Normalizer(0.0, 1.0), Normalizer(math.log(2.0), 3.0)
+    assert rescale(a, b) == rescale_factors(a, b) == (math.log(2.0), 0.5, 1.0)
+    assert rescale(EMPTY, EMPTY) == (-INF, 0.0, 0.0)
 
 
 def test_softmax_backward_takes_zero_weights_and_exact_numbers():

@@ -27,7 +27,7 @@ import figures
 import softmax
 import stats
 import whiteboard
-from conftest import assert_close
+from helpers import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")

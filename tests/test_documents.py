@@ -21,7 +21,7 @@ import pytest
 
 from attention import (additive_attention, additive_attention_cost, attention_steps,
                        dot_product_attention_cost, dot, scaled_dot_product_attention)
-from conftest import assert_close
+from helpers import assert_close
 from oracle import U, decimal_softmax, fraction_matmul, random_matrix
 from softmax import log_softmax, softmax, softmax_backward, softmax_jacobian
 from stats import (additive_score_variance, dot_product_variance, exact_dot_product_moments,
@@ -367,8 +367,8 @@ def test_a_fully_masked_row_is_where_minus_1e9_and_minus_inf_differ():
     assert added != unmasked
     filled = softmax([-1e9] * 3)
     assert filled == [1 / 3] * 3
-    with pytest.raises(ValueError, match="attention_steps: B\\[0\\] is -inf everywhere: no key "
-                                         "is left to attend to"):
+    with pytest.raises(ValueError, match="attention_steps: query row 0 has no key to attend "
+                                         "to: the mask is False everywhere in row 0"):
         attention_steps(Q, K, V, mask=[[False] * 3])
 
 

@@ -15,7 +15,7 @@ import pytest
 from attention import (attention_backward, matmul, scaled_dot_product_attention, score_gradient,
                        transpose)
 from bounds import TINY
-from conftest import assert_close
+from helpers import assert_close
 from oracle import (U, decimal_attention, decimal_attention_backward, decimal_softmax,
                     normwise_relative_error, random_matrix)
 from softmax import softmax, softmax_backward

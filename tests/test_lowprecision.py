@@ -20,7 +20,7 @@ from fractions import Fraction
 import pytest
 
 import lowprecision as lp
-from conftest import assert_close
+from helpers import assert_close
 from softmax import softmax
 
 INF = math.inf

@@ -12,7 +12,7 @@ import pytest
 
 from attention import (attention_backward, causal_mask, multi_head_attention,
                        scaled_dot_product_attention, streaming_attention)
-from conftest import assert_close
+from helpers import assert_close
 from oracle import random_matrix
 from softmax import log_softmax, softmax
 
@@ -115,11 +115,12 @@ def test_a_bool_ndarray_is_a_mask_and_numpy_bool_scalars_are_refused():
     assert attention_backward(Q, K, V, [[1.0, 0.0], [0.0, 1.0]], mask) == attention_backward(
         Q, K, V, [[1.0, 0.0], [0.0, 1.0]], MASK)
     # a list of numpy.bool_ is not a list of bools: call .tolist() on the array instead
-    with pytest.raises(TypeError, match="scaled_dot_product_attention: the mask's entries and "
-                                        "is_causal must be bools"):
+    with pytest.raises(TypeError, match=r"^scaled_dot_product_attention: mask\[0\]\[0\] is "
+                                        r"(np\.)?True_?; mask entries must be True \(attend\) "
+                                        "or False$"):
         scaled_dot_product_attention(Q, K, V, [[np.bool_(v) for v in row] for row in MASK])
-    with pytest.raises(TypeError, match="scaled_dot_product_attention: the mask's entries and "
-                                        "is_causal must be bools"):
+    with pytest.raises(TypeError, match="^scaled_dot_product_attention: is_causal must be True "
+                                        "or False, not "):
         scaled_dot_product_attention(Q, K, V, is_causal=np.True_)
 
 
@@ -141,3 +142,22 @@ def test_a_float_ndarray_where_an_int_is_needed_is_refused_naming_the_function()
 def test_an_ndarray_as_the_alignment_is_refused_naming_the_function():
     with pytest.raises((TypeError, ValueError), match="causal_mask: align"):
         causal_mask(2, 3, align=np.array(["top-left", "bottom-right"]))
+
+
+@pytest.mark.filterwarnings("error")  # as `python3 -m pytest -W error`: any warning fails
+def test_float32_scalars_and_arrays_raise_no_warning():
+    # The policy converts each entry with float() before any arithmetic; comparing a
+    # numpy.float32 with the limit 2^200 would make NumPy cast the limit to float32 and warn
+    # "overflow encountered in cast" (and summing float32 near their maximum would overflow).
+    import stats
+    big = [np.float32(3e38), np.float32(-3e38), np.float32(1.5)]  # near float32's maximum
+    assert softmax(big) == softmax([float(v) for v in big])
+    assert log_softmax(np.array(big, dtype=np.float32)) == log_softmax([float(v) for v in big])
+    Q = [[np.float32(1.0), np.float32(2.0)], [np.float32(-1.0), np.float32(0.5)]]
+    K = [[np.float32(3e38), np.float32(0.0)], [np.float32(0.0), np.float32(1.0)]]
+    plain = [[float(v) for v in row] for row in Q], [[float(v) for v in row] for row in K]
+    assert scaled_dot_product_attention(Q, K, K) == scaled_dot_product_attention(*plain,
+                                                                                 plain[1])
+    assert stats.mean(big) == stats.mean([float(v) for v in big])
+    assert stats.format_estimate(np.float32(1.5), np.float32(0.25)) == ("1.50", "0.25")
+    assert stats.scaled_variance(np.float32(4.0), np.float32(0.5)) == 1.0

@@ -20,11 +20,11 @@ from fractions import Fraction
 import pytest
 
 import stats
-from oracle import (chi_square_rows, decimal_softmax, gauss_dot_products,
+from oracle import (chi_square_rows, decimal_softmax, exact_interval, gauss_dot_products,
                     gauss_projected_dot_products)
 from stats import (report, sample_dot_products, sample_projected_dot_products,
                    variance_standard_error)
-from test_stats import D_V, exact_interval, explicit_row, row_statistics
+from rows import D_V, explicit_row, row_statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHONS = {version: os.path.expanduser(f"~/.pyenv/versions/{version}/bin/python3")
@@ -84,6 +84,33 @@ GOLDEN = [
     '   a factor ||k|| ~ sqrt(d_k) that c = 1/sqrt(d_k) cancels, so at small d_k',
     '   dQ can look larger unscaled even though dS has already fallen.',
     '',
+    'The gradient over all the rows (sections 4 and 5 in full)',
+    '---------------------------------------------------------',
+    "   Unscaled, the typical (median) row's gradient vanishes as d_k grows, but",
+    '   the mean does not: the sum gathers in ever fewer rows.  Below, over the',
+    '   5 rows of each d_k: quantiles; the mean +- one standard error;',
+    '   the share of the summed norms that the top 1% and top 10% of rows carry.',
+    '   ||dL/dS||',
+    '                unscaled (c = 1)           |     scaled (c = 1/sqrt(d_k))',
+    '    d_k       10%     50%     90%     99%  |       10%     50%     90%     99%',
+    '     16    0.0039    0.23    0.58    0.64  |      0.23     0.4    0.93       1',
+    '    128      0.12    0.17    0.71    0.89  |       0.6    0.71     1.6       2',
+    '    d_k  c            top 1% top 10%  mean +- se',
+    '     16  1               47%     47%  0.27 +- 0.13',
+    '         1/sqrt(d_k)     39%     39%  0.54 +- 0.16',
+    '    128  1               52%     52%  0.35 +- 0.15',
+    '         1/sqrt(d_k)     43%     43%  0.96 +- 0.28',
+    '   ||dL/dQ||',
+    '                unscaled (c = 1)           |     scaled (c = 1/sqrt(d_k))',
+    '    d_k       10%     50%     90%     99%  |       10%     50%     90%     99%',
+    '     16     0.015    0.97     1.8     2.2  |      0.22    0.43    0.74     0.9',
+    '    128       1.5     1.8     8.8      11  |      0.63    0.77     1.6     2.1',
+    '    d_k  c            top 1% top 10%  mean +- se',
+    '     16  1               49%     49%  0.90 +- 0.42',
+    '         1/sqrt(d_k)     40%     40%  0.46 +- 0.13',
+    '    128  1               54%     54%  4.2 +- 1.9',
+    '         1/sqrt(d_k)     43%     43%  1.01 +- 0.29',
+    '',
     '6. Pictures',
     '-----------',
     '   softmax([2, 1, 0, -1])',
@@ -125,8 +152,10 @@ def test_the_small_report_is_pinned_line_by_line(capsys):
 # ------------------------------------------------ the small report's numbers, recomputed
 
 def section(lines, number):
-    """The lines of section `number`, from its title to the next blank line."""
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"{number}. "))
+    """The lines of section `number` (or of the section whose title starts so), from its
+    title to the next blank line."""
+    head = number if isinstance(number, str) else f"{number}. "
+    start = next(i for i, line in enumerate(lines) if line.startswith(head))
     end = lines.index("", start)
     return lines[start:end]
 
@@ -173,9 +202,22 @@ def test_the_projection_line_rounds_to_its_own_standard_error(capsys):
 
 
 def two_digits(v, se):
-    """'v +- se' with se to two significant digits ('.2g') and v to the same decimal place."""
-    places = len(f"{se:.2g}".partition(".")[2])
+    """'v +- se' with se rounded to two significant digits and v to the same decimal place,
+    from decimal: se's exponent once rounded to two digits (0.0996 -> 0.10: two places)."""
+    with localcontext() as ctx:
+        ctx.prec = 2
+        exponent = (+Decimal(se)).adjusted()  # unary plus rounds to the context's 2 digits
+    places = max(0, 1 - exponent)
     return f"{v:.{places}f} +- {se:.{places}f}"
+
+
+def test_the_two_digit_rule_of_this_file_and_of_format_estimate_agree():
+    cases = [(1026.2, 45.9), (0.94412, 0.04869), (2.5, 0.0996), (2.5, 0.0994), (7.0, 99.7),
+             (0.1244, 0.0089), (3.98, 0.28), (5.0, 9.96), (5.0, 1e-7)]
+    for v, se in cases:
+        assert " +- ".join(stats.format_estimate(v, se)) == two_digits(v, se)
+    assert two_digits(2.5, 0.0996) == "2.50 +- 0.10"  # se rounds up to a new power of ten
+    assert two_digits(7.0, 99.7) == "7 +- 100"
 
 
 def test_section_2_is_d_k_c_squared_exactly():
@@ -211,6 +253,63 @@ def test_sections_4_and_5_are_the_medians_with_their_intervals(oracle_rows, numb
             want += [f"{statistics.median(xs):.2g}", f"[{xs[l - 1]:.2g},",
                      f"{xs[TRIALS - l]:.2g}]"]
         assert fields == want
+
+
+ARMS = ("1", "1/sqrt(d_k)")
+
+
+def inclusive_quantile(xs, percent):
+    """The percent-th quantile, linear between order statistics: the point at position
+    (n - 1) percent / 100 of the sorted data, counting from 0, in exact Fractions."""
+    xs = sorted(map(Fraction, xs))
+    h = Fraction((len(xs) - 1) * percent, 100)
+    low = math.floor(h)
+    if low == len(xs) - 1:
+        return xs[low]
+    return xs[low] + (h - low) * (xs[low + 1] - xs[low])
+
+
+def top_share(xs, percent):
+    """The share of sum(xs) that the ceil(n percent / 100) largest carry, exactly."""
+    ranked = sorted(map(Fraction, xs), reverse=True)
+    return sum(ranked[:math.ceil(Fraction(len(xs) * percent, 100))]) / sum(ranked)
+
+
+def test_the_independent_quantile_and_share_are_right_on_small_cases():
+    assert inclusive_quantile([3, 1, 2], 50) == 2 and inclusive_quantile([1, 2], 50) == 1.5
+    assert inclusive_quantile([0, 10], 99) == Fraction(99, 10)
+    assert inclusive_quantile(range(1, 102), 10) == 11
+    assert top_share([1, 1, 2], 1) == Fraction(1, 2)  # one row of three: the largest
+    assert top_share(range(1, 101), 10) == Fraction(sum(range(91, 101)), 5050)
+
+
+def test_the_spread_section_is_recomputed_from_the_rows(oracle_rows):
+    # quantiles, top shares and means of ||dL/dS|| (column 3) and ||dL/dQ|| (column 4) of
+    # the same rows as sections 4 and 5, from the definitions (test_stats' row oracle)
+    lines = section(GOLDEN, "The gradient over all the rows")
+    text = "\n".join(lines)
+    assert "typical (median) row's gradient vanishes" in text
+    assert "mean vanishes" not in text and "the mean does not" in text
+    for label, column in (("||dL/dS||", 3), ("||dL/dQ||", 4)):
+        block = lines[lines.index(f"   {label}"):]
+        assert block[2].split() == ["d_k"] + ["10%", "50%", "90%", "99%", "|"] + [
+            "10%", "50%", "90%", "99%"]
+        for d_k, line in zip(DKS, block[3:3 + len(DKS)]):
+            want = [str(d_k)]
+            for name in ARMS:
+                xs = oracle_rows[d_k, name][column]
+                want += [f"{float(inclusive_quantile(xs, p)):.2g}" for p in (10, 50, 90, 99)]
+                want += ["|"] if name == ARMS[0] else []
+            assert line.split() == want
+        rows = block[3 + len(DKS):4 + 3 * len(DKS)]
+        assert rows[0].split() == ["d_k", "c", "top", "1%", "top", "10%", "mean", "+-", "se"]
+        for k, line in enumerate(rows[1:]):
+            d_k, name = DKS[k // 2], ARMS[k % 2]
+            xs = oracle_rows[d_k, name][column]
+            mean, se = statistics.fmean(xs), statistics.stdev(xs) / math.sqrt(TRIALS)
+            shares = [f"{float(100 * top_share(xs, t)):.0f}%" for t in (1, 10)]
+            want = ([str(d_k)] if name == ARMS[0] else []) + [name] + shares
+            assert line.split() == want + two_digits(mean, se).split()
 
 
 def test_section_6_pictures_are_softmax_and_its_jacobian_diagonal():
@@ -252,6 +351,7 @@ def test_the_report_is_the_public_functions_on_seed_plus_d_k(small_report):
             options = dict(m=KEYS, trials=TRIALS, seed=SEED + d_k)
             assert r.saturation[d_k, name] == stats.saturation_stats(d_k, name, **options)
             assert r.gradients[d_k, name] == stats.gradient_stats(d_k, name, **options)
+            assert r.spread[d_k, name] == stats.gradient_spread(d_k, name, **options)
     xs = sample_projected_dot_products(16, SAMPLES // 4, d_model=32, seed=SEED)
     assert r.projection == (32, 16, math.fsum(x * x for x in xs) / (SAMPLES // 4),
                             variance_standard_error(16, SAMPLES // 4))
@@ -320,6 +420,13 @@ def test_the_default_report_fits_in_79_columns_and_prints_the_default_numbers(
         cells = [default_report.saturation[d_k, name] for name in ("1", "1/sqrt(d_k)")]
         want = [f"{getattr(s, f)[0]:.3f}" for s in cells for f in stats.Saturation._fields]
         assert fields == want[:3] + ["|"] + want[3:]
+    # the mean ||dL/dQ|| unscaled at d_k = 1024 that the docs quote, in the spread section
+    v, se = default_report.gradients[1024, "1"].query_grad_mean
+    assert two_digits(v, se) == "3.98 +- 0.28"
+    spread = section(lines, "The gradient over all the rows")
+    block = spread[spread.index("   ||dL/dQ||"):]
+    assert [line for line in block if line.startswith("   1024  1 ")][0].endswith(
+        "  3.98 +- 0.28")
 
 
 def script(*args, python=sys.executable, **kwargs):
@@ -431,27 +538,23 @@ def test_head_minus_one_in_a_shell_prints_one_line_and_no_traceback():
 
 # ------------------------------------------------------------------ found by these tests
 
-def test_a_repeated_d_k_is_refused_or_reported_consistently(capsys):
+def test_a_repeated_d_k_is_refused(capsys):
     argv = ["--samples", "40", "--trials", "2", "--dk", "16,16,64"]
-    try:
-        out = run(argv, capsys)
-    except SystemExit as exit:
-        assert exit.code == 2
-        return
-    v = report(0, 40, 2, 16, (16, 16, 64)).variance[64][0]
-    last = out.rstrip("\n").split("\n")[-1].split()
-    assert last[0] == "d_k=64" and last[-1] == f"{v / 64:.4g}"
-    assert max(len(line) for line in out.split("\n")) <= 79
+    with pytest.raises(SystemExit) as exit:
+        run(argv, capsys)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python3 stats.py: error: report: dks = [16, 16, 64] repeats a d_k; give each once")
 
 
-def test_a_large_seed_is_refused_or_still_fits_in_79_columns(capsys):
+def test_a_seed_beyond_2_to_the_64_is_refused(capsys):
     argv = ["--seed", str(10 ** 20), "--samples", "4", "--trials", "2", "--dk", "16"]
-    try:
-        out = run(argv, capsys)
-    except SystemExit as exit:
-        assert exit.code == 2
-        return
-    assert max(len(line) for line in out.split("\n")) <= 79
+    with pytest.raises(SystemExit) as exit:
+        run(argv, capsys)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python3 stats.py: error: report: seed must be at least 0 and at most "
+        f"{2 ** 64 - 1}, not {10 ** 20}")
 
 
 # ------------------------------------------------ found by mutation testing (tools/mutate.py)

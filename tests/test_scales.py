@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from conftest import assert_close
+from helpers import assert_close
 from oracle import U, decimal_log1p
 from scales import INPUTS, PLACES, LengthRow, LogitVariance, length_axis, logit_variance
 from softmax import softmax

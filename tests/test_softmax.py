@@ -9,7 +9,7 @@ import pytest
 
 from bounds import (NAMED_HOSTILE, log_softmax_bounds, random_logits, softmax_bounds,
                     spread)
-from conftest import assert_close
+from helpers import assert_close
 from oracle import (U, central_difference, decimal_log_softmax, decimal_logsumexp,
                     decimal_softmax, random_vector)
 from softmax import (EMPTY, Normalizer, log_softmax, logsumexp, online_logsumexp,
@@ -64,8 +64,12 @@ def test_extreme_finite_logits_give_exact_answers():
     assert softmax([-1e308, -1e308]) == [0.5, 0.5]
     assert logsumexp([1e308, -1e308]) == 1e308
     assert logsumexp([-1e308, -1e308]) == -1e308  # + log 2 is far below an ulp of 1e308
-    # log p_2 = -2e308 is below -DBL_MAX: -inf is its correct rounding
-    assert log_softmax([1e308, -1e308]) == [0.0, -INF]
+    assert log_softmax([1e308, -7e307]) == [0.0, -1.7e308]  # x_2 - m is still a float
+    # log p_2 = -2e308 is beyond the float range: refused, not rounded to -inf as if masked
+    with pytest.raises(ValueError, match=r"^log_softmax: x\[1\] is -1e\+308, more than the "
+                                         r"largest float below the max x\[0\] = 1e\+308; its "
+                                         "log-probability is beyond the float range$"):
+        log_softmax([1e308, -1e308])
 
 
 # ---------------------------------------------------------------- input policy
@@ -128,9 +132,11 @@ def test_arguments_are_not_mutated(fn):
 def test_softmax_backward_checks_its_arguments():
     with pytest.raises(ValueError, match="softmax_backward: g has length 3 but p has length 2"):
         softmax_backward([0.5, 0.5], [1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="softmax_backward: p is not a probability vector"):
+    with pytest.raises(ValueError, match=r"^softmax_backward: p sums to 1\.1, not 1 \(within "
+                                         r"1e-9\); pass p = softmax\(x\)"):
         softmax_backward([0.5, 0.6], [1.0, 2.0])  # sums to 1.1
-    with pytest.raises(ValueError, match="softmax_backward: p is not a probability vector"):
+    with pytest.raises(ValueError, match=r"^softmax_backward: p\[1\] is -1\.0; a probability "
+                                         "cannot be negative"):
         softmax_backward([2.0, -1.0], [1.0, 2.0])  # sums to 1, but not in [0, 1]
     with pytest.raises(ValueError, match=r"softmax_backward: g\[1\] is nan"):
         softmax_backward([0.5, 0.5], [1.0, math.nan])

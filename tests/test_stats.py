@@ -12,6 +12,7 @@ import inspect
 import itertools
 import math
 import random
+import re
 import statistics
 import time
 from decimal import Decimal, localcontext
@@ -20,15 +21,17 @@ from fractions import Fraction
 import pytest
 
 import stats
-from attention import attention_backward, attention_steps, score_gradient
-from conftest import assert_close
-from oracle import (U, chi_square_rows, decimal_log1p, decimal_softmax, gauss_dot_products,
-                    gauss_projected_dot_products, random_trials)
+from helpers import assert_close
+from oracle import (U, chi_square_rows, decimal_entropy, decimal_softmax, exact_interval,
+                    gauss_dot_products, gauss_projected_dot_products, random_trials)
+from rows import D_V, explicit_row, row_norms, row_statistics
 from softmax import LIMIT, softmax, softmax_jacobian
-from stats import (SCALE_CHOICES, GradientNorms, Median, Moments, Saturation, ScoreVariance,
-                   additive_score_variance, correlated_dot_product_moments, correlated_logits,
-                   dot_product_variance, exact_dot_product_moments, gradient_stats,
-                   layer_norm, mean, median_interval, product_variance, sample_dot_products,
+from stats import (PERCENTILES, SCALE_CHOICES, TOP_PERCENTS, GradientNorms, GradientSpread,
+                   Median, Moments, Saturation, ScoreVariance, additive_score_variance,
+                   correlated_dot_product_moments, correlated_logits, dot_product_variance,
+                   exact_dot_product_moments, format_estimate, format_interval,
+                   format_report, gradient_spread, gradient_stats, layer_norm, mean,
+                   median_interval, product_variance, report, sample_dot_products,
                    sample_projected_dot_products, saturation_stats, scale_factor,
                    scaled_variance, softmax_entropy, variance, variance_standard_error)
 
@@ -38,20 +41,6 @@ except ImportError:  # the NumPy checks are skipped without it
     numpy = None
 
 TINY = 2.0 ** -1074  # the smallest subnormal
-D_V = 8  # the width of V and G in the rows of saturation_stats and gradient_stats
-
-
-def decimal_entropy(x):
-    """H(softmax(x)) = -sum_i p_i ln p_i = ln sum_j e^(x_j - m) + sum_i p_i (m - x_i) at 50
-    digits, m = max x: two sums of terms >= 0, with ln(1 + s) from decimal_log1p, which
-    keeps a tiny s (a p_i of 1 - 1e-304 has ln p_i = -1e-304, not 0)."""
-    with localcontext() as ctx:
-        ctx.prec = 50
-        x = [v for v in x if v != -math.inf]
-        m = Decimal(max(x))
-        s = sum(sorted((Decimal(v) - m).exp() for v in x)[:-1])  # the max's 1 left out
-        return float(decimal_log1p(s) + sum(p * (m - Decimal(v)) for p, v in
-                                            zip(decimal_softmax(x), x)))
 
 
 # ------------------------------------------------------------------ mean and variance
@@ -237,6 +226,14 @@ def test_the_moment_functions_check_every_argument(bad, error, message):
         scaled_variance(bad, 1)
 
 
+def test_a_negative_mean_is_taken_and_only_variances_must_not_be_negative():
+    # the rule is a parameter of each argument, not a guess from its name
+    assert product_variance(-1, 1, -2, 1) == 1 + 1 + 4
+    assert dot_product_variance(2, mean_q=-1, mean_k=-1) == 2 * (1 + 1 + 1)
+    assert scaled_variance(1, -2) == 4  # c may be negative: c^2 Var(X)
+    assert exact_dot_product_moments(1, [-1, -1]) == (1, 0)
+
+
 def test_a_negative_variance_is_refused_naming_the_argument():
     for position, name in ((1, "var_x"), (3, "var_y")):
         args = [0, 1, 0, 1]
@@ -402,27 +399,27 @@ def test_exact_moments_read_an_array_through_tolist():
         exact_dot_product_moments(2, [0.5, -1.5], [0.75, 0.25])
 
 
-def test_exact_moments_reject_bad_distributions():
+def test_exact_moments_reject_bad_distributions_one_rule_at_a_time():
     fn = "exact_dot_product_moments"
-    rule = (f"{fn}: need as many probabilities as values \\(2\\), each >= 0, summing to "
-            "exactly 1")
-    with pytest.raises(ValueError, match=rule + r" \(got 2, sum 9907919180215091/"
-                                                r"9007199254740992\); pass Fractions"):
+    with pytest.raises(ValueError, match=f"^{fn}: the probabilities sum to 9907919180215091/"
+                                         "9007199254740992, not exactly 1; pass Fractions"):
         exact_dot_product_moments(2, [0, 1], [0.5, 0.6])
-    with pytest.raises(ValueError, match=rule):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is Fraction(-1, 2); "
+                                                   "a probability cannot be negative")):
         exact_dot_product_moments(2, [0, 1], [1.5, -0.5])
-    with pytest.raises(ValueError, match=rule):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is Fraction(-")):
         exact_dot_product_moments(2, [0, 1], [1, -1e-300])  # sums to 1 - 1e-300, not 1
-    with pytest.raises(ValueError, match=rule + r" \(got 3, sum 1\)"):
+    with pytest.raises(ValueError, match=f"^{fn}: probabilities has 3 entries but values has 2; "
+                                         "each value needs its probability$"):
         exact_dot_product_moments(2, [0, 1], [0.5, 0.25, 0.25])
-    with pytest.raises(ValueError, match=r"summing to exactly 1 \(got 3, sum 1\)"):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[2] is Fraction(-1, 4)")):
         exact_dot_product_moments(2, [0, 1, 2], [Fraction(1, 2), Fraction(3, 4), Fraction(-1, 4)])
     assert exact_dot_product_moments(2, [0, 1], [1, 0]) == (0, 0)  # a zero probability is fine
-    with pytest.raises(TypeError, match=f"{fn}: values is 'a', not a real number"):
+    with pytest.raises(TypeError, match=re.escape(f"{fn}: values[0] is 'a', not a real number")):
         exact_dot_product_moments(2, ["a", 1])
-    with pytest.raises(ValueError, match=f"{fn}: values is inf; it must be finite"):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: values[0] is inf; it must be finite")):
         exact_dot_product_moments(2, [math.inf, 1.0])
-    with pytest.raises(ValueError, match=f"{fn}: probabilities is nan"):
+    with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is nan")):
         exact_dot_product_moments(2, [0, 1], [1.0, math.nan])
     with pytest.raises(ValueError, match=f"{fn}: values is empty"):
         exact_dot_product_moments(2, [])
@@ -653,19 +650,6 @@ def test_the_standard_error_checks_its_arguments():
 
 # ------------------------------------------------------------ the median's interval
 
-def exact_interval(n, coverage):
-    """(l, P) for the order-statistic interval [x_(l), x_(n+1-l)] of the median: l the largest
-    in 1..n//2 with P = P(l <= B <= n - l) >= coverage, B ~ Binomial(n, 1/2) (l = 1 if none
-    is), in exact integers: 2^n P = sum_{j=l}^{n-l} C(n, j), each term from math.comb, summed
-    outwards from the centre until it reaches coverage 2^n."""
-    total, l = 2 ** n, max(1, n // 2)
-    central = sum(math.comb(n, j) for j in range(l, n - l + 1))
-    while l > 1 and central < Fraction(coverage) * total:
-        l -= 1
-        central += 2 * math.comb(n, l)  # j = l and j = n - l join the interval
-    return l, Fraction(central, total)
-
-
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 6, 7, 10, 11, 20, 50, 99, 100, 101, 1000, 2000,
                                10 ** 4], ids=lambda n: f"n={n}")
 def test_the_median_interval_is_the_exact_binomial_one(n):
@@ -878,14 +862,10 @@ def test_layer_norm_rejects_constant_and_bad_input():
 
 @pytest.mark.parametrize("x", [[1e-160, 3e-160], [1e-170, 3e-170], [5e-324, 1e-323]],
                          ids=["1e-160 apart", "1e-170 apart", "subnormal"])
-def test_layer_norm_of_tiny_distinct_data_is_right_or_refused_truthfully(x):
-    # layer_norm is scale-invariant: the exact answer is [-1, 1]
-    try:
-        got = layer_norm(x)
-    except ValueError as error:
-        assert "equal" not in str(error), str(error)
-    else:
-        assert_close(got, [-1.0, 1.0], rel=4 * U)
+def test_layer_norm_of_tiny_distinct_data_is_exact(x):
+    # layer_norm is scale-invariant, and it scales by its largest entry's power of two
+    # (exact) before squaring, so tiny data lose nothing: the exact answer [-1, 1]
+    assert layer_norm(x) == [-1.0, 1.0]
 
 
 # ------------------------------------------------------------ projected queries
@@ -1032,12 +1012,18 @@ def test_entropy_exact_cases_and_errors():
     assert softmax_entropy([0.0, -math.inf, -math.inf]) == 0.0
     assert softmax_entropy([0.0, 0.0, -math.inf]) == math.log(2)  # masked keys are absent
     assert softmax_entropy([0.0, -1e4]) == 0.0 and softmax_entropy([5.0]) == 0.0
-    assert softmax_entropy([1e308, -1e308]) == 0.0  # any finite logit
+    assert softmax_entropy([8e307, -8e307]) == 0.0  # any finite logit within the range
+    # log p_2 = -2e308 is beyond the float range: refused as by log_softmax, in its own name
+    with pytest.raises(ValueError, match=r"^softmax_entropy: x\[1\] is -1e\+308, more than the "
+                                         "largest float below the max"):
+        softmax_entropy([1e308, -1e308])
     with pytest.raises(ValueError, match=r"softmax_entropy: x\[0\] is nan"):
         softmax_entropy([math.nan, 1.0])
-    with pytest.raises(ValueError, match=r"softmax_entropy: x\[1\] is inf; it must be finite"):
+    with pytest.raises(ValueError, match=r"softmax_entropy: x\[1\] is inf; it must be finite or "
+                                         "-inf$"):
         softmax_entropy([0.0, math.inf])
-    with pytest.raises(ValueError, match="softmax_entropy: x is -inf everywhere"):
+    with pytest.raises(ValueError, match="softmax_entropy: x is -inf everywhere; at least one "
+                                         "logit must be finite"):
         softmax_entropy([-math.inf])
     with pytest.raises(TypeError, match="softmax_entropy: x must be a list, not NoneType"):
         softmax_entropy(None)
@@ -1050,32 +1036,6 @@ def test_entropy_exact_cases_and_errors():
 # and attention_backward compute each statistic from its definition.  By distribution:
 # random_trials draws q, K, V, G entry by entry with random.gauss, which checks the
 # chi-square construction itself (slow).
-
-def row_statistics(Q, K, V, G, c):
-    """(max p, H(p), ||J||_F, ||dL/dS||, ||dL/dQ||) of one attention row, from the
-    definitions: p = softmax(c q K^T), J = diag(p) - p p^T, dS = score_gradient, dQ from
-    attention_backward.  H at 50 digits."""
-    steps = attention_steps(Q, K, V, scale=c)
-    S, P = steps.scaled_scores[0], steps.weights
-    J = softmax_jacobian(S)
-    dS = score_gradient(P, V, G)[0]
-    dQ = attention_backward(Q, K, V, G, scale=c).dQ[0]
-    return (max(P[0]), decimal_entropy(S), math.sqrt(math.fsum(v * v for r in J for v in r)),
-            math.sqrt(math.fsum(v * v for v in dS)), math.sqrt(math.fsum(v * v for v in dQ)))
-
-
-def explicit_row(row, c):
-    """(Q, K, V, G) for one chi-square row: q = (|q|, 0), k_j = (z_j, u_j), so q . k_j =
-    |q| z_j; V = [[z'_j]] and G = [[|G|]], so dP_j = |G| z'_j; the orthogonal parts u_j =
-    sqrt(rest) dS_j / ||dS|| make ||sum_j dS_j u_j||^2 = ||dS||^2 rest, the chi^2(d_k - 1)
-    that the row draws for them."""
-    q2, g2, z, z_prime, rest = row
-    Q, V, G = [[math.sqrt(q2), 0.0]], [[v] for v in z_prime], [[math.sqrt(g2)]]
-    K = [[v, 0.0] for v in z]
-    dS = score_gradient(attention_steps(Q, K, V, scale=c).weights, V, G)[0]
-    norm = math.sqrt(math.fsum(g * g for g in dS))
-    return Q, [[v, math.sqrt(rest) * g / norm if norm else 0.0] for v, g in zip(z, dS)], V, G
-
 
 def mean_and_standard_error(xs):
     return statistics.fmean(xs), statistics.stdev(xs) / math.sqrt(len(xs))
@@ -1117,6 +1077,118 @@ def test_gradient_stats_are_the_definitions_on_the_same_rows(d_k, scale_name):
         want_mean, want_se = mean_and_standard_error(column)
         assert_close(got_mean, want_mean, rel=1e-12)
         assert_close(got_se, want_se, rel=1e-9, abs=1e-13 * want_mean)
+
+
+def inclusive_quantile(xs, percent):
+    """The percent-th quantile, linear between order statistics: the point at position
+    (n - 1) percent / 100 of the sorted data (from 0), in exact Fractions."""
+    xs = sorted(map(Fraction, xs))
+    h = Fraction((len(xs) - 1) * percent, 100)
+    low = math.floor(h)
+    return xs[low] if low == len(xs) - 1 else xs[low] + (h - low) * (xs[low + 1] - xs[low])
+
+
+def top_share(xs, percent):
+    """The share of sum(xs) that the ceil(n percent / 100) largest entries carry, exactly."""
+    ranked = sorted(map(Fraction, xs), reverse=True)
+    return sum(ranked[:math.ceil(Fraction(len(xs) * percent, 100))]) / sum(ranked)
+
+
+@pytest.mark.parametrize("trials", [7, 150], ids=["7 rows", "150 rows"])
+@pytest.mark.parametrize("d_k, scale_name", ROW_CASES[:5], ids=ROW_IDS[:5])
+def test_gradient_spread_is_the_quantiles_and_top_shares_of_the_rows(d_k, scale_name, trials):
+    # the same rows as gradient_stats, each norm from the definitions (rows.row_norms); the
+    # quantile interpolates linearly between order statistics (statistics.quantiles'
+    # "inclusive" method), the share is of the plain sum of the norms over the rows
+    m, seed = 6, 3
+    c = scale_factor(scale_name, d_k)
+    got = gradient_spread(d_k, scale_name, m=m, trials=trials, seed=seed)
+    assert isinstance(got, GradientSpread)
+    assert (PERCENTILES, TOP_PERCENTS) == ((10, 50, 90, 99), (1, 10))
+    for norms, quantiles, shares in zip(row_norms(d_k, c, m, trials, seed),
+                                        (got.score_quantiles, got.query_quantiles),
+                                        (got.score_top_shares, got.query_top_shares)):
+        want = [float(inclusive_quantile(norms, p)) for p in PERCENTILES]
+        assert_close(list(quantiles), want, rel=1e-12)
+        assert_close(list(shares), [float(top_share(norms, t)) for t in TOP_PERCENTS],
+                     rel=1e-12)
+        assert_close(quantiles[1], statistics.median(norms), rel=1e-12)  # 50%: the median
+    assert got.score_quantiles == tuple(sorted(got.score_quantiles))
+
+
+def test_gradient_spread_unscaled_at_large_d_k_is_lopsided():
+    # the typical (median) row passes almost nothing, while the top 10% of rows carry most of
+    # the summed ||dL/dQ||; scaled, the top 10% carry about their own share (uniform: 10%)
+    unscaled, scaled = (gradient_spread(1024, name, trials=400) for name in ("1", "1/sqrt(d_k)"))
+    assert unscaled.query_quantiles[1] < 0.01 < 0.3 < scaled.query_quantiles[1]
+    assert unscaled.query_top_shares[1] > 0.7 and scaled.query_top_shares[1] < 0.3
+    assert unscaled.query_top_shares[0] > 0.1 > scaled.query_top_shares[0] > 0.01
+
+
+def test_gradient_spread_refuses_rows_whose_gradients_are_all_zero():
+    # d_k = 2^40 unscaled: every logit gap is in the millions, the weights exactly one-hot
+    with pytest.raises(ValueError, match="^gradient_spread: every row's weights are exactly "
+                                         "one-hot at this d_k and scale, so every gradient is 0"):
+        gradient_spread(2 ** 40, "1", m=2, trials=2)
+    assert gradient_stats(2 ** 40, "1", m=2, trials=2).score_grad.median == 0.0  # no share
+
+
+# ------------------------------------------------------------ formatting
+
+def decimal_two_digits(v, se):
+    """(v, se) as texts, se rounded to two significant digits (decimal, half-even as
+    format() rounds a float's exact value) and v to the same decimal place."""
+    with localcontext() as ctx:
+        ctx.prec = 2
+        places = max(0, 1 - (+Decimal(se)).adjusted())
+    return f"{v:.{places}f}", f"{se:.{places}f}"
+
+
+def test_format_estimate_gives_the_error_two_digits_and_the_value_its_place():
+    assert format_estimate(1026.2, 45.9) == ("1026", "46")
+    assert format_estimate(15.11, 0.78) == ("15.11", "0.78")
+    assert format_estimate(64.0, 2.93) == ("64.0", "2.9")
+    assert format_estimate(0.0, 0.0996) == ("0.00", "0.10")  # se rounds up to 0.10
+    assert format_estimate(-3, 1) == ("-3.0", "1.0")
+    assert format_estimate(1e300, 3e299) == (f"{1e300:.0f}", f"{3e299:.0f}")
+    rng = random.Random(6)
+    for _ in range(2000):
+        v, se = rng.gauss(0, 10) * 10 ** rng.randint(-6, 6), 10 ** rng.uniform(-8, 6)
+        assert format_estimate(v, se) == decimal_two_digits(v, se), (v, se)
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((1.0, 0.0), ValueError, "format_estimate: se is 0.0; a standard error must be positive"),
+    ((1.0, -0.5), ValueError, "format_estimate: se is -0.5; a standard error must be positive"),
+    ((1.0, math.nan), ValueError, "format_estimate: se is nan; it must be finite"),
+    ((math.inf, 1.0), ValueError, "format_estimate: value is inf; it must be finite"),
+    (("1", 1.0), TypeError, "format_estimate: value is '1', not a real number"),
+    ((1.0, None), TypeError, "format_estimate: se is None, not a real number"),
+], ids=["se 0", "se negative", "se nan", "value inf", "value a str", "se None"])
+def test_format_estimate_checks_its_arguments(args, error, message):
+    with pytest.raises(error, match="^" + re.escape(message)):
+        format_estimate(*args)
+
+
+def test_format_interval_gives_the_median_and_its_interval_to_two_digits():
+    assert format_interval(Median(0.4713, 0.4512, 0.5, 0.95)) == "0.47 [0.45, 0.5]"
+    assert format_interval(Median(2.5e-05, 1.1e-05, 4.8e-05, 0.95)) == "2.5e-05 [1.1e-05, 4.8e-05]"
+    assert format_interval(median_interval([3.0, 1.0, 2.0])) == "2 [1, 3]"
+    with pytest.raises(TypeError, match="^format_interval: median must be a Median"):
+        format_interval((0.5, 0.4, 0.6, 0.95))
+    with pytest.raises(ValueError, match=r"^format_interval: median\.low is nan"):
+        format_interval(Median(0.5, math.nan, 0.6, 0.95))
+
+
+def test_format_report_is_the_text_of_a_report_and_checks_it(capsys):
+    r = report(seed=2, samples=8, trials=3, keys=4, dks=(4, 8))
+    text = format_report(r)
+    assert not text.endswith("\n") and text.startswith("The sqrt(d_k) of softmax")
+    stats.main(["--seed", "2", "--samples", "8", "--trials", "3", "--keys", "4", "--dk", "4,8"])
+    assert capsys.readouterr().out == text + "\n"  # python3 stats.py prints it, once
+    for bad in (None, tuple(r), "report"):
+        with pytest.raises(TypeError, match="^format_report: r must be a Report"):
+            format_report(bad)
 
 
 @pytest.mark.parametrize("x", [
@@ -1217,7 +1289,7 @@ def test_unscaled_gradient_vanishes_and_scaling_restores_it(tables):
 
 
 def test_the_statistics_check_their_arguments_in_their_own_name():
-    for fn in (saturation_stats, gradient_stats):
+    for fn in (saturation_stats, gradient_stats, gradient_spread):
         name = fn.__name__
         with pytest.raises(ValueError, match=f"{name}: the scale must be one of"):
             fn(16, "sqrt")
@@ -1237,7 +1309,7 @@ def test_the_statistics_check_their_arguments_in_their_own_name():
 
 def test_the_documented_defaults():
     # 2000 rows: the defaults of the report too; read from the signatures, not rerun
-    for fn in (saturation_stats, gradient_stats):
+    for fn in (saturation_stats, gradient_stats, gradient_spread):
         defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()}
         assert defaults == {"d_k": inspect.Parameter.empty, "scale_name": "1/sqrt(d_k)",
                             "m": 16, "trials": 2000, "seed": 0}
