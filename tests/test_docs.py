@@ -77,7 +77,7 @@ def test_whiteboard_causal_attention_is_the_bottom_right_causal_mask(n, m):
     Q, K, V = random_matrix(rng, n, 4), random_matrix(rng, m, 4), random_matrix(rng, m, 2)
     want = attention.scaled_dot_product_attention(
         Q, K, V, attention.causal_mask(n, m, align="bottom-right"))
-    assert_close(whiteboard.causal_attention(Q, K, V), want, abs=CLOSE, rel=CLOSE)
+    assert_close(whiteboard.causal_attention_bottom_right(Q, K, V), want, abs=CLOSE, rel=CLOSE)
 
 
 @pytest.mark.parametrize("d_k, n, seed", [(4, 50, 0), (16, 40, 3)], ids=["d_k 4", "d_k 16"])
@@ -112,15 +112,23 @@ def test_whiteboard_needs_only_math_and_random():
 
 def test_whiteboard_markdown_shows_the_modules_own_cores_and_the_standalone_versions():
     text = markdown("docs/whiteboard.md")
-    assert text == build.whiteboard_markdown()
-    for module, names in build.CORES.items():
-        source = markdown(f"{module}.py")
-        for name in names:  # each core copied as it is, so the page cannot drift
+    assert build.whiteboard_cores() in text and build.whiteboard_standalone() in text
+    for path, names in [(f"{module}.py", names) for module, names in build.CORES.items()] + [
+            ("scripts/whiteboard.py", [n.name for n in ast.parse(markdown(
+                "scripts/whiteboard.py")).body if isinstance(n, ast.FunctionDef)])]:
+        source = markdown(path)
+        for name in names:  # each function copied as it is, so the page cannot drift
             node = next(f for f in ast.parse(source).body
                         if isinstance(f, ast.FunctionDef) and f.name == name)
             lines = source.splitlines()[node.lineno - 1:node.end_lineno]
-            assert "\n".join(lines) in text, f"{module}.{name}"
+            assert "\n".join(lines) in text, f"{path}: {name}"
     assert "1 / math.sqrt(d_k)" in text
+
+
+def test_a_core_the_build_cannot_find_is_named(monkeypatch):
+    monkeypatch.setitem(build.CORES, "softmax", build.CORES["softmax"] + ["_gone"])
+    with pytest.raises(KeyError, match=r"softmax.py has no function \['_gone'\]"):
+        build.whiteboard_cores()
 
 
 # ---------------------------------------------------------------- figures
