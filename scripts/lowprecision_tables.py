@@ -315,7 +315,10 @@ def blocks() -> Dict[str, str]:
     return dict(_blocks())
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # a second or two: the Monte Carlo rows
+    import argparse
+    argparse.ArgumentParser(prog="python3 scripts/lowprecision_tables.py",
+                            description=__doc__.split("\n\n")[0]).parse_args()
     for name, text in blocks().items():
         print(f"{name}:\n{text}\n")
     for name, text in values().items():

@@ -194,6 +194,9 @@ def _additive_table(additive_var: Dict[int, stats.ScoreVariance]) -> str:
 
 
 if __name__ == "__main__":  # the default report (seconds), then every table and number
+    import argparse
+    argparse.ArgumentParser(prog="python3 scripts/report_tables.py",
+                            description=__doc__.split("\n\n")[0]).parse_args()
     report = stats.report()
     variances = additive(report)
     for name, text in blocks(report, variances, []).items():

@@ -113,7 +113,7 @@ def simulate_dot_variance(d_k, n, seed=0):
 if __name__ == "__main__":  # a demo; importing this file runs nothing
     Q, K, V = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[10.0, 0.0], [0.0, 10.0]]
     print("attention(Q, K, V) =", attention(Q, K, V))
-    n = 2000  # pairs per d_k; the standard error is sqrt((2 d_k^2 + 6 d_k) / n)
+    n = 500  # pairs per d_k; the standard error is sqrt((2 d_k^2 + 6 d_k) / n)
     for d_k in (16, 64, 256):
         v, se = simulate_dot_variance(d_k, n), math.sqrt((2 * d_k * d_k + 6 * d_k) / n)
         print(f"d_k = {d_k}: Var(q . k) = {v:.1f} +- {se:.1f} ({n} pairs)")
