@@ -256,7 +256,7 @@ def test_the_readme_example_prints_what_it_shows():
 
 def test_the_readme_is_a_front_page_with_the_two_commands():
     text = markdown("README.md")
-    assert len(text.splitlines()) <= 180
+    assert len(text.splitlines()) <= 190  # a front page (180 before the Files table grew)
     test_command = ("python3 -m venv .venv && .venv/bin/python -m pip install -q pytest"
                     " && .venv/bin/python -m pytest")
     # both commands in one code block, the tests exactly as .ci/run runs them
@@ -274,7 +274,7 @@ def _github_anchor(heading):
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-@pytest.mark.parametrize("relative", build.MARKDOWN + ["docs/whiteboard.md"])
+@pytest.mark.parametrize("relative", build.MARKDOWN + ["scripts/README.md", "benchmarks/README.md"])
 def test_every_relative_link_and_anchor_in_the_markdown_resolves(relative):
     path = os.path.join(ROOT, relative)
     for target in re.findall(r"\]\(([^)\s]+)\)", markdown(relative)):
