@@ -121,8 +121,9 @@ def condition_number(x: Sequence[float], i: int) -> float:
     ('0.00045', '9.9995')
     """
     p = softmax(x)
-    return math.fsum([(1 - p[i]) * abs(x[i])] + [p_j * abs(x_j) for j, (p_j, x_j)
-                                                  in enumerate(zip(p, x)) if j != i])
+    others = [j for j in range(len(x)) if j != i]
+    rest = math.fsum(p[j] for j in others)  # 1 - p_i without cancelling when p_i is near 1
+    return math.fsum([rest * abs(x[i])] + [p[j] * abs(x[j]) for j in others])
 
 
 def condition_bound(x: Sequence[float], i: int) -> float:
@@ -145,8 +146,7 @@ CONDITION_EXAMPLE = ([0.0, 10.0], 1)  # x, and i: the largest weight
 def markdown_values() -> Dict[str, str]:
     """Return the numbers of the condition-number example, by name."""
     x, i = CONDITION_EXAMPLE
-    return {"cond.x": str([int(v) for v in x]), "cond.i": str(i + 1),
-            "cond.kappa": f"{condition_number(x, i):.2g}",
+    return {"cond.kappa": f"{condition_number(x, i):.2g}",
             "cond.bound": f"{condition_bound(x, i):.3g}"}
 
 

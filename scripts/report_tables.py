@@ -74,7 +74,9 @@ def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dic
             f"dS.unscaled.{d}": interval(gu.score_grad), f"dS.scaled.{d}": interval(gs.score_grad),
             f"dQ.unscaled.{d}": interval(gu.query_grad), f"dQ.scaled.{d}": interval(gs.query_grad),
             f"dQ.mean.unscaled.{d}": estimate(*gu.query_grad_mean),
-            f"dQ.mean.scaled.{d}": estimate(*gs.query_grad_mean)})
+            f"dQ.mean.scaled.{d}": estimate(*gs.query_grad_mean),
+            f"dS.mean.unscaled.{d}": estimate(*gu.score_grad_mean),
+            f"dS.mean.scaled.{d}": estimate(*gs.score_grad_mean)})
     d_model, d_k, v, se = r.projection
     out.update({
         "projection": f"{estimate(v, se)} at d_model = {d_model}, d_k = {d_k}",

@@ -274,7 +274,8 @@ def _github_anchor(heading):
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-@pytest.mark.parametrize("relative", build.MARKDOWN + ["scripts/README.md", "benchmarks/README.md"])
+@pytest.mark.parametrize("relative",
+                         build.MARKDOWN + ["scripts/README.md", "benchmarks/README.md"])
 def test_every_relative_link_and_anchor_in_the_markdown_resolves(relative):
     path = os.path.join(ROOT, relative)
     for target in re.findall(r"\]\(([^)\s]+)\)", markdown(relative)):
@@ -294,6 +295,9 @@ def test_the_numbers_written_in_the_prose_are_what_the_code_gives():
     assert f"{softmax.LIMIT:.3g}" == "1.61e+60"
     assert 1.0 + 2.0 ** -53 == 1.0 and f"{2.0 ** -53:.2g}" == "1.1e-16"  # half an ulp of 1
     assert f"{math.ulp(1e9):.3g}" == "1.19e-07"  # float64's spacing near 1e9
+    # the length axis: gap 5 against n_0 = 16, as report_tables.GAP and LENGTHS[0] have it
+    assert f"here 5 against ln 16 = {math.log(16):.2f}" in markdown("docs/interview.md")
+    assert f"so a = {5 / math.log(16):.1f}" in markdown("docs/derivations.md")
 
 
 # ---------------------------------------------------------------- the command
