@@ -17,6 +17,7 @@ Public names: check_torch(), check_jax(), outcome(p, keep).
 
 import argparse  # --help
 import datetime  # the date of the check, for the record
+import functools  # partial: round_to in one dtype
 import math  # inf, isnan
 import os  # the library's folder, when run as a script
 import platform  # the Python version, for the record
@@ -121,7 +122,7 @@ def _rounded_once(fn, wide, make, narrow, exp, said: str, dtype: str, rows: int 
     operations differs from that; and how often, and by how many ulps at most, fn differs
     from the emulation's softmax_in."""
     import random
-    rng, once, per_op, emulated, ulps = random.Random(0), 0, 0, 0, 0.0
+    rng, once, per_op, emulated, ulps, reciprocal = random.Random(0), 0, 0, 0, 0.0, 0
     for _ in range(rows):
         x = make([rng.gauss(0.0, 3.0) for _ in range(rng.randint(2, 12))])
         e = exp(wide(x) - wide(x).max())
@@ -135,9 +136,20 @@ def _rounded_once(fn, wide, make, narrow, exp, said: str, dtype: str, rows: int 
                 for a, b in zip([float(v) for v in got.tolist()], ours)]
         emulated += max(gaps) > 0
         ulps = max([ulps] + gaps)
+        reciprocal += [float(v) for v in got.tolist()] != _times_reciprocal(x.tolist(), dtype)
     print(f"  {said}, {rows} random rows: equals float64 rounded once in {once}; "
           f"per-op softmax differs in {per_op}; emulation differs in {emulated}, "
-          f"by at most {ulps:g} ulp")
+          f"by at most {ulps:g} ulp; with e_i * (1/Z) in {reciprocal}")
+
+
+def _times_reciprocal(x: List[float], dtype: str) -> List[float]:
+    """The emulation's softmax with p_i = e_i * (1/Z), each step rounded to dtype, instead
+    of e_i / Z: what XLA makes of the division."""
+    r = functools.partial(lowprecision.round_to, fmt=dtype)
+    m = max(x)
+    e = [r(math.exp(r(v - m))) for v in x]
+    inverse = r(1 / r(math.fsum(e)))
+    return [r(v * inverse) for v in e]
 
 
 def _torch_api(torch, F) -> None:
