@@ -18,6 +18,7 @@ import os
 import random
 import re
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 
 import pytest
 
@@ -26,6 +27,7 @@ import build
 import figures
 import softmax
 import stats
+import tables
 import whiteboard
 from conftest import assert_close
 
@@ -300,6 +302,33 @@ def test_the_numbers_written_in_the_prose_are_what_the_code_gives():
     assert f"so a = {5 / math.log(16):.1f}" in markdown("docs/derivations.md")
 
 
+# ---------------------------------------------------------------- the table helper
+
+def test_a_table_has_a_header_a_rule_and_a_line_per_row_with_pipes_escaped():
+    assert tables.table(["a", "b"], [[1, "x|y"], [2.5, ""]]).splitlines() == [
+        "| a | b |", "|---|---|", "| 1 | x\\|y |", "| 2.5 |  |"]
+    with pytest.raises(ValueError, match="table: row 1 has 1 cells, the header 2"):
+        tables.table(["a", "b"], [[1, 2], [3]])
+
+
+@pytest.mark.parametrize("value, se, want", [
+    (1026.24, 45.9, "1026 ± 46"), (15.114, 0.7801, "15.11 ± 0.78"),
+    (0.84693, 0.004118, "0.8469 ± 0.0041"), (3.98231, 0.2801, "3.98 ± 0.28"),
+    (123456.0, 1234.0, "123456 ± 1234"), (0.5, 0.099, "0.500 ± 0.099")],
+    ids=["tens", "tenths", "thousandths", "hundredths", "above 100", "just below 0.1"])
+def test_an_estimate_shows_two_significant_digits_of_its_error_and_the_value_to_that_place(
+        value, se, want):
+    # the rule, from Decimal's own exponent: the place of se's second significant digit
+    places = max(0, 1 - Decimal(repr(se)).adjusted())
+    assert want == f"{value:.{places}f} ± {se:.{places}f}"
+    assert tables.estimate(value, se) == want
+
+
+def test_an_interval_shows_the_median_and_its_ends_to_two_significant_digits():
+    median = stats.median_interval([float(v) for v in range(1, 102)])
+    assert tables.interval(median) == f"51 [{median.low:.2g}, {median.high:.2g}]"
+
+
 # ---------------------------------------------------------------- the command
 
 def test_bad_options_are_refused_before_any_work(tmp_path, capsys):
@@ -311,6 +340,32 @@ def test_bad_options_are_refused_before_any_work(tmp_path, capsys):
     with pytest.raises(SystemExit):
         build.main(["--figures-dir", str(not_a_directory)])
     assert "is not an existing directory" in capsys.readouterr().err
+
+
+def test_the_build_writes_only_what_changed_and_says_so(tmp_path, monkeypatch, capsys):
+    same, changed = tmp_path / "same.md", tmp_path / "changed.md"
+    same.write_text("kept\n")
+    changed.write_text("old\n")
+    files = {str(same): "kept\n", str(changed): "new\n"}
+    monkeypatch.setattr(build, "compute", lambda quiet: None)
+    monkeypatch.setattr(build, "outputs", lambda data, figures_dir, quiet: files)
+    assert build.main(["--check"]) == 1 and changed.read_text() == "old\n"
+    assert "2 files, 1 out of date" in capsys.readouterr().err
+    before = same.stat().st_mtime_ns
+    assert build.main([]) == 0 and changed.read_text() == "new\n"
+    assert same.stat().st_mtime_ns == before  # not rewritten
+    assert "2 files, 1 written, 1 unchanged" in capsys.readouterr().err
+    assert build.main([]) == 0
+    assert "2 files, 0 written, 2 unchanged" in capsys.readouterr().err
+    assert build.main(["--check"]) == 0
+
+
+def test_each_step_of_the_build_says_its_name_and_time(capsys):
+    with build.step("a step"):
+        pass
+    with build.step("a quiet step", quiet=True):
+        pass
+    assert re.fullmatch(r"  a step \.\.\. \d+\.\d s\n", capsys.readouterr().err)
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
