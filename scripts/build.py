@@ -85,7 +85,7 @@ def step(name: str, quiet: bool = False) -> Iterator[None]:
 def compute(report: Optional[stats.Report] = None, quiet: bool = True) -> Data:
     """Return every number of the figures and the pages, from one set of seeds; report,
     if given, must be stats.report() (the tests pass the one they computed already)."""
-    with step("the report (python3 stats.py)", quiet):
+    with step("the report", quiet):
         r = stats.report() if report is None else report
         printed = printed_report(r)
     with step("additive attention", quiet):
@@ -330,9 +330,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             write_atomic(path, files[path])
         except OSError as error:
-            print(f"scripts/build.py: cannot write {path}: {error.strerror or error}",
-                  file=sys.stderr)
-            return 1
+            sys.exit(f"scripts/build.py: cannot write {path}: {error.strerror or error}")
         print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
     print(f"{len(files)} files, {len(changed)} written, {len(files) - len(changed)} unchanged",
           file=sys.stderr)

@@ -137,9 +137,11 @@ def _rounded_once(fn, wide, make, narrow, exp, said: str, dtype: str, rows: int 
         emulated += max(gaps) > 0
         ulps = max([ulps] + gaps)
         reciprocal += [float(v) for v in got.tolist()] != _times_reciprocal(x.tolist(), dtype)
-    print(f"  {said}, {rows} random rows: equals float64 rounded once in {once}; "
-          f"per-op softmax differs in {per_op}; emulation differs in {emulated}, "
-          f"by at most {ulps:g} ulp; with e_i * (1/Z) in {reciprocal}")
+    print(f"  {said}, {rows} random rows, how many:")
+    print(f"    equal the float64 softmax rounded once: {once}")
+    print(f"    differ from a softmax of the dtype's operations: {per_op}")
+    print(f"    differ from the emulation's softmax_in: {emulated} (by {ulps:g} ulp at most)")
+    print(f"    differ from the emulation with e_i * (1/Z): {reciprocal}")
 
 
 def _times_reciprocal(x: List[float], dtype: str) -> List[float]:

@@ -37,6 +37,7 @@ __all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "
            "REPORT_HEAD", "additive", "values", "blocks"]
 
 ARMS = {"1": "unscaled", "1/sqrt(d_k)": "scaled"}  # the report's two arms
+C_1, C_SQRT, C_D = "c = 1", "c = 1/√d_k", "c = 1/d_k"  # the scales, as the tables label them
 ADDITIVE_D_AS = (16, 64, 256, 1024)  # additive attention's hidden widths
 ADDITIVE_D = 64  # the width of q and k there
 COST = (128, 64)  # n = m, and d_k = d_a = d_v, of the cost comparison
@@ -126,10 +127,10 @@ def _argument_tables(r: stats.Report) -> str:
         gradients.append([d, interval(gu.score_grad), interval(gs.score_grad),
                           interval(gu.query_grad), interval(gs.query_grad)])
     return "\n\n".join([
-        table(["d_k", "Var(q·k)", "Var(q·k/√d_k)", "largest weight, c = 1",
-               "largest weight, c = 1/√d_k"], spread),
-        table(["d_k", "‖dL/dS‖, c = 1", "‖dL/dS‖, c = 1/√d_k", "‖dL/dQ‖, c = 1",
-               "‖dL/dQ‖, c = 1/√d_k"], gradients)])
+        table(["d_k", "Var(q·k)", "Var(q·k/√d_k)", f"largest weight, {C_1}",
+               f"largest weight, {C_SQRT}"], spread),
+        table(["d_k", f"‖dL/dS‖, {C_1}", f"‖dL/dS‖, {C_SQRT}", f"‖dL/dQ‖, {C_1}",
+               f"‖dL/dQ‖, {C_SQRT}"], gradients)])
 
 
 def _scales_table(dks: Sequence[int]) -> str:
@@ -149,8 +150,8 @@ def _correlated_table() -> str:
             cells = [stats.correlated_logits(d, rho, name) for name in ("1/sqrt(d_k)", "1/d_k")]
             rows.append([f"{rho:g}", d] + [text for mu, std, w in cells
                                            for text in (f"{mu:.3g}", f"{std:.3g}", f"{w:.3f}")])
-    return table(["rho", "d_k", "mean logit, c = 1/√d_k", "std", "weight",
-                  "mean logit, c = 1/d_k", "std", "weight"], rows)
+    return table(["rho", "d_k", f"mean logit, {C_SQRT}", "std", "weight",
+                  f"mean logit, {C_D}", "std", "weight"], rows)
 
 
 def _which_scale_table() -> str:
