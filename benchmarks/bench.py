@@ -1,7 +1,7 @@
 """Print every speed and memory figure of the project as ratios measured in one run.
 
-    python3 benchmarks/bench.py                 # full run, 2 to 5 minutes (memory: most of it)
-    python3 benchmarks/bench.py --quick         # a smoke run of about 2 s (small sizes)
+    python3 benchmarks/bench.py                 # full run: minutes, most of them the memory section
+    python3 benchmarks/bench.py --quick         # a smoke run of seconds (small sizes)
     python3 benchmarks/bench.py --only forward,backward   # some sections only
     python3 benchmarks/bench.py --markdown      # also the figures as a Markdown table
     python3 benchmarks/bench.py --profile       # also cProfile's top costs
