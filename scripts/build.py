@@ -11,9 +11,10 @@ never typed by hand:
     <!--begin:NAME--> ... <!--end:NAME-->      a block (a table), on lines of its own
 
 The random numbers come from one computation, `stats.report()`, the same call and
-defaults as `python3 stats.py`, made once, so the report, the figures and the pages
-cannot disagree; then the additive-attention simulation, the low-precision emulation
-(scripts/lowprecision_tables.py), and the training study's committed records
+defaults as `python3 stats.py`, so the report, the figures and the pages cannot
+disagree (the lines it prints still cost a second run, until stats.format_report
+exists: printed_report); then the additive-attention simulation, the low-precision
+emulation (scripts/lowprecision_tables.py), and the training study's committed records
 (experiments/results.json).  Each step prints its name and time on stderr.  Only files
 whose text changed are written, each through a temporary file renamed into place.
 """
