@@ -1,6 +1,6 @@
 """Print every speed and memory figure of the project as ratios measured in one run.
 
-    python3 benchmarks/bench.py                 # full run: minutes, most of them the memory section
+    python3 benchmarks/bench.py                 # full run: minutes, most of them for memory
     python3 benchmarks/bench.py --quick         # a smoke run of seconds (small sizes)
     python3 benchmarks/bench.py --only forward,backward   # some sections only
     python3 benchmarks/bench.py --markdown      # also the figures as a Markdown table

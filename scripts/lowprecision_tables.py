@@ -232,12 +232,14 @@ def _norms_table() -> str:
 
 def _interview_table() -> str:
     t = {fmt: exp_threshold(fmt) for fmt in FORMATS}
+    added = {fill: [_full(fill, f, "add").split(",")[0] for f in FORMATS]
+             for fill in ("-1e9", "-inf")}
     return table([""] + list(FORMATS), [
         ["largest finite"] + [_g(largest_finite(f), 5) for f in FORMATS],
         ["exp overflows above"] + [f"{t[f].real:.2f}" for f in FORMATS],
         ["-1e9 is stored as"] + [_g(round_to(-1e9, f), 10) for f in FORMATS],
-        ["masked row, -1e9 added"] + [_full("-1e9", f, "add").split(",")[0] for f in FORMATS],
-        ["masked row, -inf added"] + [_full("-inf", f, "add") for f in FORMATS],
+        ["fully masked row, -1e9 added"] + added["-1e9"],
+        ["fully masked row, -inf added"] + added["-inf"],
         ["P(an exp overflows)"] + [_p(overflow_probability(64, KEYS, f)) for f in FORMATS]])
 
 
