@@ -13,8 +13,9 @@ import argparse  # --vectors
 import os  # paths
 import sys  # path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests")]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if __name__ == "__main__":  # run as a script: the library, and the tests' oracle and bounds
+    sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 from oracle import U, decimal_log_softmax, decimal_softmax  # noqa: E402
 from softmax import log_softmax, softmax  # noqa: E402

@@ -1,7 +1,7 @@
 """Print every speed and memory figure of the project as ratios measured in one run.
 
-    python3 benchmarks/bench.py                 # full run, 2 to 5 minutes (memory: most of it)
-    python3 benchmarks/bench.py --quick         # a smoke run of about 2 s (small sizes)
+    python3 benchmarks/bench.py                 # full run: minutes, most of them for memory
+    python3 benchmarks/bench.py --quick         # a smoke run of seconds (small sizes)
     python3 benchmarks/bench.py --only forward,backward   # some sections only
     python3 benchmarks/bench.py --markdown      # also the figures as a Markdown table
     python3 benchmarks/bench.py --profile       # also cProfile's top costs
@@ -47,7 +47,8 @@ import time  # process_time
 import tracemalloc  # peak memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if __name__ == "__main__":  # run as `python3 benchmarks/bench.py`: the library is one up
+    sys.path.insert(0, ROOT)
 
 import attention  # noqa: E402  (the module under test, from the repo root)
 
@@ -245,10 +246,16 @@ def relative_difference(A, B):
 def child_cpu(args):
     """CPU seconds (user + sys) of one child process `python args...`, run from the repo."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable] + args, cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable] + args, cwd=ROOT, check=True,  # its output is not ours
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _last_words(error: subprocess.CalledProcessError) -> str:
+    """The exit status and the last line the child wrote on stderr."""
+    said = (error.stderr or b"").decode(errors="replace").strip().splitlines()
+    return f"exit status {error.returncode}" + (f": {said[-1]}" if said else "")
 
 
 def cpu_of(thunk):
@@ -396,7 +403,7 @@ def bench_main_job(out, quick, repeat, rng=None):  # rng: unused, as every secti
         startup = min(child_cpu(["-c", "import stats"]) for _ in range(repeat))
         whole = min(child_cpu(args) for _ in range(repeat))
     except subprocess.CalledProcessError as error:
-        out.failed(f"python stats.py failed: {error}")
+        out.failed(f"python stats.py failed: {_last_words(error)}")
         return
     out.add("main.cpu_s", "python3 stats.py: CPU s (user + sys, child)", whole, ".2f",
             None if quick else "<= 2.5 on 3.11",
@@ -420,7 +427,7 @@ def bench_learning(out, quick, repeat, rng=None):  # rng: unused, as every secti
     try:
         whole = min(child_cpu(args) for _ in range(repeat))
     except subprocess.CalledProcessError as error:
-        out.failed(f"python3 experiments/learning.py failed: {error}")
+        out.failed(f"python3 experiments/learning.py failed: {_last_words(error)}")
         return
     out.add("learning.cpu_s", "python3 experiments/learning.py: CPU s (child)", whole, ".1f",
             None if quick else "<= 20", None if quick else whole <= 20.0)
@@ -515,7 +522,7 @@ SECTIONS = {
 }
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     parser.add_argument("--markdown", action="store_true",
@@ -527,6 +534,32 @@ def main(argv=None):
                         help="also print cProfile's top costs of a forward and a backward call")
     parser.add_argument("--only", type=lambda t: t.split(","), default=list(SECTIONS),
                         help="comma-separated sections to run, of " + ",".join(SECTIONS))
+    return parser
+
+
+def run_sections(args, run):
+    """Print the header, run the chosen sections, print the load; return the Figures."""
+    print(f"{run['python']} ({sys.executable}); math.sumprod: "
+          f"{'yes (compared in section 1)' if HAS_SUMPROD else 'no'}; {run['mode']}\n"
+          f"{run['date']}; {run['machine']}; modules at {run['revision']}; "
+          f"load average {run['load']}")
+    started, out = time.perf_counter(), Figures(judge=not args.quick)
+    for seed, name in enumerate(SECTIONS):  # a seed per section: --only changes no input
+        if name in args.only:
+            bench, quick_sizes, full_sizes = SECTIONS[name]
+            try:
+                bench(out, *(quick_sizes if args.quick else full_sizes), random.Random(seed))
+            except ImportError as error:  # a module mid-refactor: say so, run the rest
+                out.failed(f"section {name} skipped: {error}")
+            out.took()
+    run["load"] += f" at the start, {load()} at the end"
+    print(f"\nload average (1 min): {run['load']}; "
+          f"the run took {time.perf_counter() - started:.0f} s wall")
+    return out
+
+
+def main(argv=None):
+    parser = _parser()
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(SECTIONS)
     if unknown:
@@ -538,26 +571,13 @@ def main(argv=None):
                 runs.append(json.load(f))
         print(markdown(runs))
         return 0
-    mode = "quick" if args.quick else "full"
+    chosen = [name for name in SECTIONS if name in args.only]
+    mode = f"{'quick' if args.quick else 'full'} run" + (
+        "" if len(chosen) == len(SECTIONS) else f" of {', '.join(chosen)} only (--only)")
     run = dict(python=interpreter(), sumprod=HAS_SUMPROD, mode=mode, machine=machine(),
                date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), revision=revision(),
                load=load())
-    print(f"{run['python']} ({sys.executable}); math.sumprod: "
-          f"{'yes (compared in section 1)' if HAS_SUMPROD else 'no'}; {mode} run\n"
-          f"{run['date']}; {run['machine']}; modules at {run['revision']}; "
-          f"load average {run['load']}")
-    out = Figures(judge=not args.quick)
-    for seed, name in enumerate(SECTIONS):  # a seed per section: --only changes no input
-        if name in args.only:
-            bench, quick_sizes, full_sizes = SECTIONS[name]
-            sizes = quick_sizes if args.quick else full_sizes
-            try:
-                bench(out, *sizes, random.Random(seed))
-            except ImportError as error:  # a module mid-refactor: say so, run the rest
-                out.failed(f"section {name} skipped: {error}")
-            out.took()
-    run["load"] += f" at the start, {load()} at the end"
-    print(f"\n{run['load']}")
+    out = run_sections(args, run)
     if args.profile:
         profile(24 if args.quick else 128, 16 if args.quick else 64, random.Random(9))
     run["rows"] = out.rows

@@ -1,7 +1,7 @@
-"""Regenerate every figure and every generated number of the documentation.
+"""Regenerate every figure and every generated number of the pages.
 
-    python3 scripts/build.py            # write docs/figures/*.svg, docs/whiteboard.md, and the
-                                     # generated parts of README.md and docs/*.md
+    python3 scripts/build.py            # rewrite what changed: docs/figures/*, and the marked
+                                        # numbers and tables of README.md and docs/*.md
     python3 scripts/build.py --check    # write nothing; exit 1 if any of them is out of date
 
 Numbers in the Markdown files sit between markers that this script owns, so they are
@@ -10,70 +10,90 @@ never typed by hand:
     <!--v:NAME-->0.8105<!--/v-->               one value, inline
     <!--begin:NAME--> ... <!--end:NAME-->      a block (a table), on lines of its own
 
-Everything comes from one computation, `stats.report()`, the same call and defaults as
-`python3 stats.py`, so the report, the figures and the prose cannot disagree; the training
-experiment's tables come from its committed records (experiments/results.json, made by
-the command in docs/experiments.md); low precision from scripts/lowprecision.py.  Files
-are written through a temporary file and renamed.  The whole build takes seconds.
+The random numbers come from one computation, `stats.report()`, the same call and
+defaults as `python3 stats.py`, so the report, the figures and the pages cannot
+disagree (the lines it prints still cost a second run, until stats.format_report
+exists: printed_report); then the additive-attention simulation, the low-precision
+emulation (scripts/lowprecision_tables.py), and the training study's committed records
+(experiments/results.json).  Each step prints its name and time on stderr.  Only files
+whose text changed are written, each through a temporary file renamed into place.
 """
 
 import argparse  # --check, --figures-dir
 import ast  # the cores' source, for whiteboard.md
-import contextlib  # the report's lines, as `python3 stats.py` prints them
+import contextlib  # the report's printed lines, until stats.format_report exists
 import io  # the same
 import json  # docs/figures/data.json
-import math  # log, sqrt
 import os  # paths
 import re  # the markers
-import sys  # path, exit, stderr
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+import sys  # exit, stderr, path
+import time  # the steps' times
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-for _path in (ROOT, HERE, os.path.join(ROOT, "experiments")):  # run as a script: find the
-    if _path not in sys.path:  # library, the docs' modules and the experiment
-        sys.path.append(_path)
+if __name__ == "__main__":  # run as a script: the library and the study's code are beside us
+    sys.path[:0] = [ROOT, os.path.join(ROOT, "experiments")]
 
-import attention  # noqa: E402
 import compensated  # noqa: E402
 import learning  # noqa: E402
-import lowprecision  # noqa: E402
-import scales  # noqa: E402
+import lowprecision_tables  # noqa: E402
+import report_tables  # noqa: E402
 import stats  # noqa: E402
 import worked_examples  # noqa: E402
 from figures import Axis, Series, plot, write_atomic  # noqa: E402
-from softmax import log_softmax, softmax  # noqa: E402
+from softmax import softmax  # noqa: E402
 
 MARKDOWN = ["README.md", "docs/README.md", "docs/derivations.md", "docs/equations.md",
             "docs/documents.md", "docs/worked-examples.md", "docs/interview.md",
             "docs/numerics.md", "docs/pytorch-jax.md", "docs/glossary.md",
-            "docs/low-precision.md", "docs/experiments.md"]  # files with generated parts
+            "docs/low-precision.md", "docs/experiments.md",
+            "docs/whiteboard.md"]  # files with generated parts
 VALUE = re.compile(r"<!--v:([\w.-]+)-->(.*?)<!--/v-->")
 BLOCK = re.compile(r"(<!--begin:([\w.-]+)-->\n)(.*?)(<!--end:\2-->)", re.S)
-ARMS = {"1": "unscaled", "1/sqrt(d_k)": "scaled"}  # the report's two arms
-D_AS = (16, 64, 256, 1024)  # additive attention's hidden widths
-ADDITIVE_D = 64  # the width of q and k there
-REPORT_HEAD = 15  # lines of `python3 stats.py` shown in the README: through section 1's table
+ARMS = report_tables.ARMS  # the report's two arms: "1" unscaled, "1/sqrt(d_k)" scaled
 
 
 class Data(NamedTuple):
-    """Every computed number the docs use."""
+    """Every computed number the pages use, each computed once."""
     report: stats.Report  # the report of python3 stats.py, at its defaults
-    report_lines: List[str]  # what python3 stats.py prints
+    printed: List[str]  # what python3 stats.py prints for it
     additive: Dict[int, stats.ScoreVariance]  # d_a -> Var(e) with w_v ~ N(0, 1)
-    learning: dict  # the training experiment's tables, from its committed records
+    learning: dict  # the training study's tables, from its committed records
 
 
-def compute(report: Optional[stats.Report] = None) -> Data:
-    """Return every number of the figures and the prose, from one set of seeds; report,
-    if given, must be stats.report() (the tests pass the one they computed already)."""
-    r = stats.report() if report is None else report
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):  # the same defaults, so the same numbers
+def printed_report(r: stats.Report) -> List[str]:
+    """The lines `python3 stats.py` prints for r, its defaults' report."""
+    # Until stats.format_report(r) exists, stats.main([]) computes the report a second time;
+    # then this body becomes `return stats.format_report(r).splitlines()`.
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
         stats.main([])
-    additive = {d_a: stats.additive_score_variance(d_a, r.samples, d=ADDITIVE_D, seed=r.seed + d_a)
-                for d_a in D_AS}
-    return Data(r, printed.getvalue().splitlines(), additive, learning.docs_data())
+    return out.getvalue().splitlines()
+
+
+@contextlib.contextmanager
+def step(name: str, quiet: bool = False) -> Iterator[None]:
+    """Print the step's name on stderr, then its CPU time when it is done."""
+    if not quiet:
+        print(f"  {name} ...", end="", file=sys.stderr, flush=True)
+    start = time.process_time()
+    yield
+    if not quiet:
+        print(f" {time.process_time() - start:.1f} s", file=sys.stderr, flush=True)
+
+
+def compute(report: Optional[stats.Report] = None, quiet: bool = True) -> Data:
+    """Return every number of the figures and the pages, from one set of seeds; report,
+    if given, must be stats.report() (the tests pass the one they computed already)."""
+    with step("the report", quiet):
+        r = stats.report() if report is None else report
+        printed = printed_report(r)
+    with step("additive attention", quiet):
+        additive = report_tables.additive(r)
+    with step("the training study's records", quiet):
+        records = learning.docs_data()
+    return Data(r, printed, additive, records)
 
 
 def to_json(data: Data) -> str:
@@ -114,8 +134,8 @@ def figure_saturation(data: Data) -> str:
     r = data.report
     dks = list(r.dks)
     series = []
-    for field, label, styles in (("max_weight", "max weight", (2, 0)), ("entropy", "entropy",
-                                                                         (3, 1))):
+    for field, label, styles in (("max_weight", "max weight", (2, 0)),
+                                 ("entropy", "entropy", (3, 1))):
         for (name, arm), style in zip(ARMS.items(), styles):
             cells = [getattr(r.saturation[d, name], field) for d in dks]
             series.append(Series(f"{label}, {arm}", dks, [c[0] for c in cells],
@@ -173,226 +193,75 @@ FIGURES: Dict[str, Callable[[Data], str]] = {
     "learning.svg": figure_learning}
 
 
-# ------------------------------------------------------- the generated numbers
-
-def _pm(v: float, se: float) -> str:
-    """v ± se, se to two significant digits and v to the same decimal place, as the report."""
-    places = max(0, 1 - math.floor(math.log10(se)))
-    return f"{v:.{places}f} ± {se:.{places}f}"
-
-
-def _interval(m: stats.Median) -> str:
-    return f"{m.median:.2g} [{m.low:.2g}, {m.high:.2g}]"
-
-
-def values(data: Data) -> Dict[str, str]:
-    """Return every inline number of the prose, by name, formatted as it is printed."""
-    r = data.report
-    large = r.dks[-1]
-    out = {"seed": str(r.seed), "samples": str(r.samples), "trials": str(r.trials),
-           "keys": str(r.keys), "dk.large": str(large)}
-    for d in r.dks:
-        v, se = r.variance[d]
-        u, s = (r.saturation[d, name] for name in ARMS)
-        gu, gs = (r.gradients[d, name] for name in ARMS)
-        out.update({
-            f"var.{d}": _pm(v, se), f"var.scaled.{d}": _pm(v / d, se / d),
-            f"maxp.unscaled.{d}": _pm(*u.max_weight), f"maxp.scaled.{d}": _pm(*s.max_weight),
-            f"jac.unscaled.{d}": _pm(*u.jacobian_norm),
-            f"dS.unscaled.{d}": _interval(gu.score_grad),
-            f"dS.scaled.{d}": _interval(gs.score_grad),
-            f"dQ.unscaled.{d}": _interval(gu.query_grad),
-            f"dQ.scaled.{d}": _interval(gs.query_grad),
-            f"dQ.mean.unscaled.{d}": _pm(*gu.query_grad_mean)})
-    d_model, d_k, v, se = r.projection
-    out.update({
-        "projection": f"{_pm(v, se)} at d_model = {d_model}, d_k = {d_k}",
-        "softmax.moderate.p1": f"{softmax(MODERATE)[0]:.4f}",
-        "softmax.times10.p1": f"{softmax([10 * v for v in MODERATE])[0]:.5f}",
-        "scale.1/d_k.large": f"{large * stats.scale_factor('1/d_k', large) ** 2:.2g}",
-        "scale.1/ln.large": f"{large * stats.scale_factor('1/ln(d_k)', large) ** 2:.1f}",
-        "logsoftmax.100.p1": f"{log_softmax([100.0, 1.0, 1.0, 1.0])[0]:.4g}",
-        "length.16": f"{scales.length_axis((16,))[0].weight:.3f}",
-        "length.65536": f"{scales.length_axis((65536,))[0].weight:.4f}",
-        "self.64": f"{stats.correlated_logits(64, 1, '1/sqrt(d_k)', 16)[2]:.3f}",
-        "additive.d": str(ADDITIVE_D)})
-    out.update(worked_examples.markdown_values())
-    out.update(lowprecision.markdown_values())
-    out.update(learning.markdown_values(data.learning))
-    return out
-
-
-COST = (128, 64)  # n = m, and d_k = d_a = d_v, of the cost comparison
-
-
-def cost_table() -> List[str]:
-    """The arithmetic of one forward pass of each kind of attention, at COST."""
-    n, d = COST
-    lines = [f"| n = m = {n}, d_k = d_a = d_v = {d} | multiply-adds | exp | tanh |",
-             "|---|---|---|---|"]
-    for name, cost in (("dot-product", attention.dot_product_attention_cost(n, n, d, d)),
-                       ("additive", attention.additive_attention_cost(n, n, d, d))):
-        lines.append(f"| {name} | {cost.multiply_adds:,} | {cost.exps:,} | {cost.tanhs:,} |")
-    return lines
-
-
-def blocks(data: Data) -> Dict[str, str]:
-    """Return every generated block, by name."""
-    out = {"worked-examples": worked_examples_block(), "spreads": "\n".join(
-               worked_examples.spread_table()),
-           "documents": "\n".join(["| title | what it covers |", "|---|---|"] + [
-               f"| {title} | {doc.covers} |"
-               for title, doc in worked_examples.DOCUMENTS.items()]),
-           "report-head": "\n".join(["```"] + data.report_lines[:REPORT_HEAD] + ["...", "```"]),
-           "argument-table": "\n".join(argument_table(data.report)),
-           "scales-table": "\n".join(scales_table(data.report.dks)),
-           "correlated-table": "\n".join(correlated_table()),
-           "which-scale-table": "\n".join(which_scale_table()),
-           "length-table": "\n".join(length_table()),
-           "cost-table": "\n".join(cost_table()),
-           "additive-table": "\n".join(additive_table(data))}
-    out.update(compensated.markdown_blocks())
-    out.update(lowprecision.markdown_blocks())
-    out.update(learning.markdown_blocks(data.learning))
-    return out
-
-
-def worked_examples_block() -> str:
-    return "\n".join(worked_examples.worked_examples_table())
-
-
-def argument_table(r: stats.Report) -> List[str]:
-    """Two tables per d_k: the variance (+- one standard error) and the largest weight (mean
-    +- standard error); then the median gradients [95% interval], unscaled and scaled."""
-    lines = ["| d_k | Var(q·k) | Var(q·k/√d_k) | largest weight, c = 1 "
-             "| largest weight, c = 1/√d_k |", "|---|---|---|---|---|"]
-    for d in r.dks:
-        v, se = r.variance[d]
-        u, s = (r.saturation[d, name] for name in ARMS)
-        lines.append(f"| {d} | {_pm(v, se)} | {_pm(v / d, se / d)} "
-                     f"| {_pm(*u.max_weight)} | {_pm(*s.max_weight)} |")
-    lines += ["", "| d_k | ‖dL/dS‖, c = 1 | ‖dL/dS‖, c = 1/√d_k | ‖dL/dQ‖, c = 1 "
-              "| ‖dL/dQ‖, c = 1/√d_k |", "|---|---|---|---|---|"]
-    for d in r.dks:
-        gu, gs = (r.gradients[d, name] for name in ARMS)
-        lines.append(f"| {d} | {_interval(gu.score_grad)} | {_interval(gs.score_grad)} "
-                     f"| {_interval(gu.query_grad)} | {_interval(gs.query_grad)} |")
-    return lines
-
-
-def scales_table(dks: Sequence[int]) -> List[str]:
-    """Var(c q . k) = d_k c^2 at initialisation for each scale choice."""
-    return ["| d_k | " + " | ".join(f"c = {name}" for name in stats.SCALE_CHOICES) + " |",
-            "|---|" + "---|" * len(stats.SCALE_CHOICES)] + [
-        f"| {d} | " + " | ".join(f"{d * stats.scale_factor(name, d) ** 2:.4g}"
-                                 for name in stats.SCALE_CHOICES) + " |" for d in dks]
-
-
-CORRELATED = ((16, 64, 256, 1024), (0.0, 0.1, 0.3, 0.5))  # d_k and rho of the table
-
-
-def correlated_table() -> List[str]:
-    """The matched key's logit (mean, std) and its typical weight over 16 keys, for
-    correlated q and k, under 1/sqrt(d_k) and under 1/d_k."""
-    dks, rhos = CORRELATED
-    lines = ["| rho | d_k | mean logit, c = 1/√d_k | std | weight | mean logit, c = 1/d_k "
-             "| std | weight |", "|---|---|---|---|---|---|---|---|"]
-    for rho in rhos:
-        for d in dks:
-            cells = [stats.correlated_logits(d, rho, name) for name in ("1/sqrt(d_k)", "1/d_k")]
-            lines.append(f"| {rho:g} | {d} | " + " | ".join(
-                f"{mu:.3g} | {std:.3g} | {w:.3f}" for mu, std, w in cells) + " |")
-    return lines
-
-
-WHICH_SCALE = (  # (d_model, heads, divide_by, where, inputs): bugs seen in public code
-    (512, 8, "d_k", "logits", "layer_norm"), (512, 8, "d_k", "q", "layer_norm"),
-    (512, 8, "d_k", "q and k", "layer_norm"), (512, 8, "d_k", "W_Q init", "layer_norm"),
-    (512, 8, "none", "logits", "layer_norm"), (512, 8, "d_model", "logits", "layer_norm"),
-    (512, 8, "d_k", "twice", "layer_norm"), (512, 8, "d_k", "logits", "E sqrt(d_model) + PE"),
-    (512, 8, "d_k", "logits", "E + PE"))
-
-
-def which_scale_table() -> List[str]:
-    """logit_variance for the scale placements and bugs of WHICH_SCALE."""
-    lines = ["| d_model | heads | divides by | where | inputs | Var(logit) at init | verdict |",
-             "|---|---|---|---|---|---|---|"]
-    for d_model, heads, divide_by, where, inputs in WHICH_SCALE:
-        lv = scales.logit_variance(d_model, heads, divide_by=divide_by, where=where,
-                                   inputs=inputs)
-        divisor = "-" if divide_by == "none" else f"sqrt({divide_by})"
-        lines.append(f"| {d_model} | {heads} | {divisor} | {where} | {inputs} "
-                     f"| {lv.variance} | {lv.verdict} |")
-    return lines
-
-
-def length_table() -> List[str]:
-    """The winner's weight and the entropy against the number of keys, gap 5."""
-    lines = ["| keys n | winner's weight | entropy (nats) | ln n | winner's weight, ln n scaling "
-             "| entropy, ln n scaling |", "|---|---|---|---|---|---|"]
-    for row in scales.length_axis((16, 256, 4096, 65536)):
-        lines.append(f"| {row.n:,} | {row.weight:.4g} | {row.entropy:.3f} | "
-                     f"{math.log(row.n):.3f} | {row.weight_scaled:.4g} | "
-                     f"{row.entropy_scaled:.3f} |")
-    return lines
-
-
-def additive_table(data: Data) -> List[str]:
-    """Var(e) of additive attention against d_a: w_v ~ N(0, 1), and N(0, 1/d_a).
-
-    additive_score_variance uses the same draws for every sigma_w, so the fan-in variance
-    is Var(e) / d_a, and so is its standard error.
-    """
-    lines = ["| d_a | Var(e), w_v ~ N(0, 1) | Var(e), w_v ~ N(0, 1/d_a) |", "|---|---|---|"]
-    for d_a, (v, se) in data.additive.items():
-        lines.append(f"| {d_a} | {_pm(v, se)} | {_pm(v / d_a, se / d_a)} |")
-    return lines
-
-
 # ------------------------------------------------------------- the whiteboard
 
 CORES = {  # module -> the functions that are its mathematics, in the order of the derivation
-    "softmax": ["softmax", "_log_normaliser", "_jacobian", "_backward", "_rescale", "_merge"],
+    "softmax": ["softmax", "_log_normaliser", "_jacobian", "_backward", "rescale", "_merge"],
     "attention": ["_dots", "_default_scale", "_logits", "_attention", "_score_gradient",
                   "_backward", "_streamed"],
     "stats": ["_centred", "_variance", "_product_variance", "_moments", "_entropy",
               "_jacobian_norm"]}
 
 
-def _functions(path: str) -> Dict[str, str]:
-    """{name: source} for every top-level function of a Python file."""
-    source = open(path, encoding="utf-8").read()
-    lines = source.splitlines()
-    return {node.name: "\n".join(lines[node.lineno - 1:node.end_lineno])
-            for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
+def _functions(path: str) -> Dict[str, ast.FunctionDef]:
+    """{name: node} for every top-level function of a Python file."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-def whiteboard_markdown() -> str:
-    """Return docs/whiteboard.md: the library's cores, then the standalone versions."""
-    tree = ast.parse(open(os.path.join(HERE, "whiteboard.py"), encoding="utf-8").read())
-    out = ["# Whiteboard versions", "",
-           "<!-- generated by `python3 scripts/build.py` from the modules and from "
-           "scripts/whiteboard.py: edit those -->", "",
-           "## The library's cores", "",
-           "Each module opens with its mathematics, in the order of the derivation, and checks",
-           "its input at the public functions further down. These are those cores, copied from",
-           "the source as it is; read them beside [derivations.md](derivations.md).", ""]
+def _source(path: str, node: ast.FunctionDef) -> str:
+    with open(path, encoding="utf-8") as f:
+        return "".join(f.readlines()[node.lineno - 1:node.end_lineno]).rstrip("\n")
+
+
+def whiteboard_cores() -> str:
+    """The library's cores, each module's copied from its source as it is."""
+    out = []
     for module, names in CORES.items():
-        functions = _functions(os.path.join(ROOT, f"{module}.py"))
-        out += [f"### {module}.py", "", "```python"]
-        out += ["\n\n".join(functions[name] for name in names), "```", ""]
-    out += ["## Standalone versions, to paste into notes", "",
-            ast.get_docstring(tree).split("\n\n", 1)[1], "", "```python", "import math",
-            "import random", "```", ""]
-    functions = _functions(os.path.join(HERE, "whiteboard.py"))
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            out += [f"### `{node.name}`", "", ast.get_docstring(node), "", "```python",
-                    functions[node.name], "```", ""]
-    return "\n".join(out)
+        path = os.path.join(ROOT, f"{module}.py")
+        functions = _functions(path)
+        missing = [name for name in names if name not in functions]
+        if missing:
+            raise KeyError(f"{module}.py has no function {missing} (build.CORES lists it)")
+        out += [f"### {module}.py", "", "```python",
+                "\n\n".join(_source(path, functions[name]) for name in names), "```", ""]
+    return "\n".join(out[:-1])
+
+
+def whiteboard_standalone() -> str:
+    """Each function of scripts/whiteboard.py: its docstring, then its source."""
+    path = os.path.join(HERE, "whiteboard.py")
+    out = []
+    for name, node in _functions(path).items():
+        out += [f"### `{name}`", "", ast.get_docstring(node), "", "```python",
+                _source(path, node), "```", ""]
+    return "\n".join(out[:-1])
 
 
 # ------------------------------------------------------------- the Markdown
+
+def values(data: Data) -> Dict[str, str]:
+    """Return every inline number of the pages, by name, formatted as it is printed."""
+    out = report_tables.values(data.report, data.additive)
+    out.update(worked_examples.markdown_values())
+    out.update(compensated.markdown_values())
+    out.update(lowprecision_tables.values())
+    out.update(learning.markdown_values(data.learning))
+    return out
+
+
+def blocks(data: Data) -> Dict[str, str]:
+    """Return every generated block, by name."""
+    out = report_tables.blocks(data.report, data.additive, data.printed)
+    out.update({"whiteboard-cores": whiteboard_cores(),
+                "whiteboard-standalone": whiteboard_standalone()})
+    out.update(worked_examples.markdown_blocks())
+    out.update(compensated.markdown_blocks())
+    out.update(lowprecision_tables.blocks())
+    out.update(learning.markdown_blocks(data.learning))
+    return out
+
 
 def render(text: str, inline: Dict[str, str], generated: Dict[str, str], where: str) -> str:
     """Return text with every marked value and block replaced by its generated form."""
@@ -409,24 +278,34 @@ def render(text: str, inline: Dict[str, str], generated: Dict[str, str], where: 
     return VALUE.sub(value, BLOCK.sub(block, text))
 
 
-def outputs(data: Data, figures_dir: str) -> Dict[str, str]:
+def outputs(data: Data, figures_dir: str, quiet: bool = True) -> Dict[str, str]:
     """Return {path: text} for every file the build owns (absolute paths)."""
     files = {os.path.join(figures_dir, "data.json"): to_json(data)}
-    for name, draw in FIGURES.items():
-        files[os.path.join(figures_dir, name)] = draw(data)
-    files[os.path.join(ROOT, "docs", "whiteboard.md")] = whiteboard_markdown()
-    inline, generated = values(data), blocks(data)
+    with step("the figures", quiet):
+        for name, draw in FIGURES.items():
+            files[os.path.join(figures_dir, name)] = draw(data)
+    with step("the tables and numbers", quiet):
+        inline, generated = values(data), blocks(data)
     for relative in MARKDOWN:
         path = os.path.join(ROOT, relative)
-        text = open(path, encoding="utf-8").read()
-        files[path] = render(text, inline, generated, relative)
+        with open(path, encoding="utf-8") as f:
+            files[path] = render(f.read(), inline, generated, relative)
     return files
 
 
-def stale(files: Dict[str, str]) -> List[str]:
-    return [os.path.relpath(path, ROOT) for path, text in files.items()
-            if not os.path.exists(path) or open(path, encoding="utf-8").read() != text]
+def _differs(path: str, text: str) -> bool:
+    if not os.path.exists(path):
+        return True
+    with open(path, encoding="utf-8") as f:
+        return f.read() != text
 
+
+def stale(files: Dict[str, str]) -> List[str]:
+    """The files whose text on disk differs from what the build makes (relative paths)."""
+    return [os.path.relpath(path, ROOT) for path, text in files.items() if _differs(path, text)]
+
+
+# ------------------------------------------------------------- the command
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Write (or with --check, compare) every generated file; return the exit status."""
@@ -440,20 +319,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     figures_dir = os.path.abspath(args.figures_dir)
     if not args.check and not os.path.isdir(figures_dir):
         parser.error(f"--figures-dir {args.figures_dir!r} is not an existing directory")
-    files = outputs(compute(), figures_dir)
+    print("scripts/build.py:", file=sys.stderr)
+    files = outputs(compute(quiet=False), figures_dir, quiet=False)
+    changed = [path for path, text in files.items() if _differs(path, text)]
     if args.check:
-        out_of_date = stale(files)
-        for path in out_of_date:
-            print(f"out of date: {path}", file=sys.stderr)
-        return 1 if out_of_date else 0
-    for path, text in files.items():
+        for path in changed:
+            print(f"out of date: {os.path.relpath(path, ROOT)}", file=sys.stderr)
+        print(f"{len(files)} files, {len(changed)} out of date", file=sys.stderr)
+        return 1 if changed else 0
+    for path in changed:
         try:
-            write_atomic(path, text)
+            write_atomic(path, files[path])
         except OSError as error:
-            print(f"scripts/build.py: cannot write {path}: {error.strerror or error}",
-                  file=sys.stderr)
-            return 1
-    print(f"wrote {len(files)} files", file=sys.stderr)
+            sys.exit(f"scripts/build.py: cannot write {path}: {error.strerror or error}")
+        print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
+    print(f"{len(files)} files, {len(changed)} written, {len(files) - len(changed)} unchanged",
+          file=sys.stderr)
     return 0
 
 

@@ -15,24 +15,24 @@ The first lines of each library's report are the float64 checks of the API table
 Public names: check_torch(), check_jax(), outcome(p, keep).
 """
 
+import argparse  # --help
 import datetime  # the date of the check, for the record
+import functools  # partial: round_to in one dtype
 import math  # inf, isnan
-import os  # the project's folders, so that the emulation can be imported
+import os  # the library's folder, when run as a script
 import platform  # the Python version, for the record
 import sys  # path
 from typing import List, Sequence
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-for _path in (os.path.dirname(HERE), HERE):  # the library, and scripts/lowprecision.py
-    if _path not in sys.path:
-        sys.path.append(_path)
+if __name__ == "__main__":  # run as `python3 scripts/check_frameworks.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import lowprecision  # noqa: E402
+from lowprecision_tables import KEEP, NONE, SCORES  # noqa: E402
 from softmax import softmax  # noqa: E402
 
 __all__ = ["check_torch", "check_jax", "outcome"]
 
-SCORES, KEEP, NONE = lowprecision.SCORES, lowprecision.KEEP, lowprecision.NONE
 FILLS = (-math.inf, -1e9, -1000.0)
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 
@@ -92,14 +92,14 @@ def check_torch() -> None:
                 added = scores + torch.where(allowed, 0.0, fill).to(dt)  # the fill stored in dt
                 p = torch.softmax(added, -1).double().tolist()
                 print(f"  {row:12} {fill:<6g} added:        {outcome(p, keep):22}"
-                      f"{_emulated(keep, fill, name, 'add')}")
+                      f"{_emulated(keep, fill, name, 'add')}".rstrip())
                 try:
                     p = torch.softmax(scores.masked_fill(~allowed, fill), -1).double().tolist()
                     said = outcome(p, keep)
                 except RuntimeError:
                     said = "RuntimeError (the fill overflows)"
                 print(f"  {row:12} {fill:<6g} masked_fill:  {said:22}"
-                      f"{_emulated(keep, fill, name, 'fill')}")
+                      f"{_emulated(keep, fill, name, 'fill')}".rstrip())
         t = lowprecision.exp_threshold(name)
         big = torch.tensor([t.stored, lowprecision.round_to(t.overflow_from, name)],
                            dtype=torch.float64).to(dt)  # the last finite exp, the next number
@@ -112,24 +112,46 @@ def check_torch() -> None:
         if name in ("float16", "bfloat16"):
             _rounded_once(lambda x: torch.softmax(x, -1), lambda x: x.double(),
                           lambda x: torch.tensor(x, dtype=torch.float64).to(dt),
-                          lambda p: p.to(dt), torch.exp, "torch.softmax")
+                          lambda p: p.to(dt), torch.exp, "torch.softmax", name)
         _torch_attention(torch, F, dt)
 
 
-def _rounded_once(fn, wide, make, narrow, exp, said: str, rows: int = 2000) -> None:
-    """How often fn (a softmax in a narrow dtype) equals the float64 softmax rounded once
-    to that dtype, against a softmax written out of the dtype's own operations."""
+def _rounded_once(fn, wide, make, narrow, exp, said: str, dtype: str, rows: int = 2000) -> None:
+    """On `rows` random rows: how often fn (a softmax in a narrow dtype) equals the float64
+    softmax rounded once to that dtype; how often a softmax written out of the dtype's own
+    operations differs from that; and how often, and by how many ulps at most, fn differs
+    from the emulation's softmax_in."""
     import random
-    rng, once, per_op = random.Random(0), 0, 0
+    rng, once, per_op, emulated, ulps, reciprocal = random.Random(0), 0, 0, 0, 0.0, 0
     for _ in range(rows):
         x = make([rng.gauss(0.0, 3.0) for _ in range(rng.randint(2, 12))])
         e = exp(wide(x) - wide(x).max())
         want = narrow(e / e.sum())
         e_narrow = exp(x - x.max())
-        once += bool((fn(x) == want).all())
+        got = fn(x)
+        once += bool((got == want).all())
         per_op += bool((e_narrow / e_narrow.sum() != want).any())
-    print(f"  {said} equals the float64 softmax rounded once in {once}/{rows} random rows; "
-          f"written out of the dtype's operations, {per_op}/{rows} rows differ from it")
+        ours = lowprecision.softmax_in([float(v) for v in x.tolist()], dtype)
+        gaps = [abs(a - b) / (lowprecision.next_up(b, dtype) - b)
+                for a, b in zip([float(v) for v in got.tolist()], ours)]
+        emulated += max(gaps) > 0
+        ulps = max([ulps] + gaps)
+        reciprocal += [float(v) for v in got.tolist()] != _times_reciprocal(x.tolist(), dtype)
+    print(f"  {said}, {rows} random rows, how many:")
+    print(f"    equal the float64 softmax rounded once: {once}")
+    print(f"    differ from a softmax of the dtype's operations: {per_op}")
+    print(f"    differ from the emulation's softmax_in: {emulated} (by {ulps:g} ulp at most)")
+    print(f"    differ from the emulation with e_i * (1/Z): {reciprocal}")
+
+
+def _times_reciprocal(x: List[float], dtype: str) -> List[float]:
+    """The emulation's softmax with p_i = e_i * (1/Z), each step rounded to dtype, instead
+    of e_i / Z: what XLA makes of the division."""
+    r = functools.partial(lowprecision.round_to, fmt=dtype)
+    m = max(x)
+    e = [r(math.exp(r(v - m))) for v in x]
+    inverse = r(1 / r(math.fsum(e)))
+    return [r(v * inverse) for v in e]
 
 
 def _torch_api(torch, F) -> None:
@@ -217,7 +239,7 @@ def check_jax() -> None:
                     p = [float(v) for v in jax.nn.softmax(logits)]
                     said = "added:       " if how == "add" else "written over:"
                     print(f"  {row:12} {fill:<6g} {said} {outcome(p, keep):22}"
-                          f"{_emulated(keep, fill, name, how)}")
+                          f"{_emulated(keep, fill, name, how)}".rstrip())
         t = lowprecision.exp_threshold(name)
         big = jnp.asarray([t.stored, lowprecision.round_to(t.overflow_from, name)]).astype(dt)
         print(f"  exp({[float(b) for b in big]}):", [float(e) for e in jnp.exp(big)])
@@ -227,7 +249,7 @@ def check_jax() -> None:
         if name in ("float16", "bfloat16"):
             _rounded_once(jax.nn.softmax, lambda x: x.astype(jnp.float64),
                           lambda x: jnp.asarray(x, jnp.float64).astype(dt),
-                          lambda p: p.astype(dt), jnp.exp, "jax.nn.softmax")
+                          lambda p: p.astype(dt), jnp.exp, "jax.nn.softmax", name)
         _jax_attention(jax, jnp, dt)
 
 
@@ -254,9 +276,17 @@ def _jax_attention(jax, jnp, dt) -> None:
     print(f"  ... its -1e9 row against the mean of V: largest difference {float(gap):.2g}")
 
 
-if __name__ == "__main__":
+def main(argv=None) -> int:
+    """Run each library's checks; a library that is not installed is skipped, and said so."""
+    argparse.ArgumentParser(prog="python3 scripts/check_frameworks.py",
+                            description=__doc__.split("\n\n")[0]).parse_args(argv)
     for check in (check_torch, check_jax):
         try:
             check()
         except ImportError as error:
             print(f"{check.__name__}: skipped ({error})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

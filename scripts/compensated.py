@@ -1,13 +1,19 @@
 """The rounding of x_i - m, and a compensated shift that removes it (docs/numerics.md).
 
+    python3 scripts/compensated.py 0.24538999425425345 -698.3576623952476
+
 softmax.py computes exp(x_i - m) from the rounded difference fl(x_i - m).  That rounding
-moves the exponent by up to U |x_i - m| (U = 2^-53), a relative error of that size in p_i:
-the size of the problem's condition number, for p_i as a function of x, of
-|x_i| + sum_j p_j |x_j|.  It is not unavoidable for floats given exactly: the error of a
-floating-point subtraction is itself a float (Knuth's TwoSum), so exp(x_i - m) =
-exp(s) exp(e) with s = fl(x_i - m) and e its exact error, and exp(e) = 1 + e to within
-U^2.  The library keeps the plain shift (a reference reads better without it); this file
-shows the compensated one beside it, and how far each lands from 60-digit `decimal`.
+moves the exponent by up to U |x_i - m| (U = 2^-53), a relative error of that size in p_i.
+It is not unavoidable for floats given exactly: the error of a floating-point
+subtraction is itself a float (Knuth's TwoSum), so exp(x_i - m) = exp(s) exp(e) with
+s = fl(x_i - m) and e its exact error.  Since |e| <= U |s|, 1 + e is exp(e) to within a
+relative e^2/2 <= (U s)^2 / 2, far below U for every s whose exp is not 0 (|s| < 746).
+The library keeps the plain shift (a reference reads better without it); this file shows
+the compensated one beside it, and how far each lands from 60-digit `decimal`.
+
+For comparison, p_i's own sensitivity to its logits is its componentwise relative
+condition number (1 - p_i)|x_i| + sum_{j != i} p_j |x_j| (condition_number): storing the
+logits as floats can already cost that many U.
 
 Public names:
 
@@ -15,20 +21,32 @@ Public names:
     compensated_softmax(x)      softmax with the compensated shift
     compensated_log_softmax(x)  log softmax with the compensated shift
     ulp_errors(computed, x, log=False)   each entry's distance from the exact value, in ulps
-    CASES, markdown_blocks()    the table of docs/numerics.md
+    condition_number(x, i)      (1 - p_i)|x_i| + sum_{j != i} p_j |x_j|
+    condition_bound(x, i)       |x_i| + sum_j p_j |x_j|, an upper bound on it
+    CASES, CONDITION_EXAMPLE    the rows of docs/numerics.md's table; the example of
+                                docs/derivations.md section 5
+    markdown_values(), markdown_blocks()   their numbers and table
 
 >>> two_difference(1.0, 2.0 ** -60)
 (1.0, -8.673617379884035e-19)
 """
 
+import argparse  # the command line
 import math  # exp, log1p, fsum, ulp
+import os  # the library's folder, when run as a script
+import sys  # path, exit
 from decimal import Decimal, localcontext  # the 60-digit reference
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from softmax import log_softmax, softmax
+if __name__ == "__main__":  # run as `python3 scripts/compensated.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from softmax import log_softmax, softmax  # noqa: E402
+from tables import table  # noqa: E402
 
 __all__ = ["two_difference", "compensated_softmax", "compensated_log_softmax", "ulp_errors",
-           "CASES", "markdown_blocks"]
+           "condition_number", "condition_bound", "CASES", "CONDITION_EXAMPLE",
+           "markdown_values", "markdown_blocks"]
 
 
 def two_difference(a: float, b: float) -> Tuple[float, float]:
@@ -93,18 +111,78 @@ def ulp_errors(computed: Sequence[float], x: Sequence[float], log: bool = False)
             for c, w in zip(computed, exact)]
 
 
+def condition_number(x: Sequence[float], i: int) -> float:
+    """Return kappa_i = (1 - p_i)|x_i| + sum_{j != i} p_j |x_j|, p = softmax(x): the
+    componentwise relative condition number of p_i.  Since d log p_i / d x_j = delta_ij - p_j,
+    moving each x_j by a relative delta at most moves p_i by about kappa_i delta at most,
+    relatively, and some choice of signs reaches it.
+
+    >>> f"{condition_number([0.0, 10.0], 1):.2g}", f"{condition_number([0.0, 10.0], 0):.5g}"
+    ('0.00045', '9.9995')
+    """
+    p = softmax(x)
+    others = [j for j in range(len(x)) if j != i]
+    rest = math.fsum(p[j] for j in others)  # 1 - p_i without cancelling when p_i is near 1
+    return math.fsum([rest * abs(x[i])] + [p[j] * abs(x[j]) for j in others])
+
+
+def condition_bound(x: Sequence[float], i: int) -> float:
+    """Return |x_i| + sum_j p_j |x_j|: an upper bound on condition_number(x, i), since
+    |delta_ij - p_j| <= delta_ij + p_j; loose for the largest weight.
+
+    >>> f"{condition_bound([0.0, 10.0], 1):.3g}"
+    '20'
+    """
+    p = softmax(x)
+    return math.fsum([abs(x[i])] + [p_j * abs(x_j) for p_j, x_j in zip(p, x)])
+
+
 CASES = ([0.24538999425425345, -698.3576623952476],  # p_2 280 ulp off in the library
          [110.77228390845835, -441.7085177424422, -552.7156891042779],
          [1000.0, 999.1, -3.3])
+CONDITION_EXAMPLE = ([0.0, 10.0], 1)  # x, and i: the largest weight
+
+
+def markdown_values() -> Dict[str, str]:
+    """Return the numbers of the condition-number example, by name."""
+    x, i = CONDITION_EXAMPLE
+    return {"cond.kappa": f"{condition_number(x, i):.2g}",
+            "cond.bound": f"{condition_bound(x, i):.3g}"}
 
 
 def markdown_blocks() -> Dict[str, str]:
     """Return {"compensated-table": the worst error of each method on each case, in ulps}."""
-    lines = ["| x | softmax, library | softmax, compensated | log softmax, library "
-             "| log softmax, compensated |", "|---|---|---|---|---|"]
+    rows = []
     for x in CASES:
         cells = [max(ulp_errors(f(x), x, log)) for f, log in (
             (softmax, False), (compensated_softmax, False), (log_softmax, True),
             (compensated_log_softmax, True))]
-        lines.append(f"| {x} | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
-    return {"compensated-table": "\n".join(lines)}
+        rows.append([x] + [f"{c:.3g}" for c in cells])
+    return {"compensated-table": table(["x", "softmax, library", "softmax, compensated",
+                                        "log softmax, library", "log softmax, compensated"],
+                                       rows)}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print, for the logits given (default: CASES), each method's worst error in ulps."""
+    parser = argparse.ArgumentParser(prog="python3 scripts/compensated.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("x", nargs="*", type=float, metavar="LOGIT",
+                        help="finite logits (default: the rows of docs/numerics.md)")
+    args = parser.parse_args(argv)
+    if any(not math.isfinite(v) for v in args.x):
+        parser.error("every logit must be finite")
+    rows = [args.x] if args.x else list(CASES)
+    print(f"{'worst error, ulps':<24}{'library':>12}{'compensated':>14}")
+    for x in rows:
+        print(x)
+        for name, plain, better, log in (("softmax", softmax, compensated_softmax, False),
+                                         ("log softmax", log_softmax, compensated_log_softmax,
+                                          True)):
+            print(f"  {name:<22}{max(ulp_errors(plain(x), x, log)):>12.3g}"
+                  f"{max(ulp_errors(better(x), x, log)):>14.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

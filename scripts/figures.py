@@ -1,5 +1,7 @@
 """A small SVG plot writer: lines with markers, linear or log axes, error bars, a legend.
 
+    python3 scripts/figures.py demo.svg     # draw a small example figure into demo.svg
+
 Standard library only, so the project draws its own figures.  Series differ by marker
 and dash pattern as well as colour, so they stay apart in grey-scale.  Every plotted
 point carries its exact value in `data-x` and `data-y` attributes (repr of the float),
@@ -17,8 +19,10 @@ Public names:
 (2, True)
 """
 
+import argparse  # the command line
 import math  # log10, floor, isfinite
 import os  # replace, for an atomic write
+import sys  # exit
 import tempfile  # the temporary file beside the target
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
@@ -234,3 +238,27 @@ def write_atomic(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Draw an example figure, exp(x) against x on a log axis, into the file named."""
+    parser = argparse.ArgumentParser(prog="python3 scripts/figures.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", nargs="?", help="the SVG file to write (without it, this help)")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        parser.print_help()
+        return 0
+    xs = [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    svg = plot("exp(x)", Axis("x"), Axis("exp(x) (log scale)", log=True),
+               [Series("exp(x)", xs, [math.exp(x) for x in xs], style=0)])
+    try:
+        write_atomic(args.out, svg)
+    except OSError as error:
+        parser.error(f"cannot write {args.out}: {error.strerror or error}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,11 @@
-"""float16, bfloat16 and float32 emulated with struct: softmax, masks and overflow.
+"""float16, bfloat16 and float32 emulated with struct: rounding, softmax, masks, overflow.
 
-docs/low-precision.md is the reader's page; every number on it comes from here.
+docs/low-precision.md is the reader's page; scripts/lowprecision_tables.py computes its
+tables from the functions here.
+
+    python3 scripts/lowprecision.py                  # each format's limits
+    python3 scripts/lowprecision.py 10 11 12         # softmax of these logits in each format
+    python3 scripts/lowprecision.py 10 11 12 --no-shift --format float16
 
 How a format is emulated (the one rule, stated once):
     round_to(x, fmt)  x to the nearest number of the format, ties to even, and past the
@@ -19,13 +24,19 @@ How a format is emulated (the one rule, stated once):
                       carries more than 2p + 2 bits, so the double rounding is harmless); exp
                       is math.exp rounded, within a float64 ulp of the correctly rounded exp.
     one reduction     a sum or a dot product: accumulated exactly (math.fsum of exact
-                      products) and rounded once.  Frameworks accumulate float16 and bfloat16
-                      reductions in float32 and round the result; float32's error (2^-24 per
-                      addition) is far below float16's or bfloat16's, so they agree except on
-                      rare near-ties; for float32 itself no one summation order is "the"
-                      framework's, and the correctly rounded sum is the one every Python
+                      products) and rounded once.  PyTorch accumulates float16 and bfloat16
+                      reductions in float32, and NumPy its float16 ones (NumPy has no
+                      bfloat16), then rounds the result; float32's error (2^-24 per
+                      addition) is far below float16's or bfloat16's, so they agree except
+                      on rare near-ties.  For float32 itself no one summation order is "the"
+                      framework's; the correctly rounded sum is the one every Python
                       reproduces bit for bit.
     float64           the reference: Python's own floats, sums with math.fsum.
+
+This is the softmax a reader writes out of the format's own operations, not any one
+framework's: torch.softmax (CPU) keeps its arithmetic in float32 and rounds once, and
+jax.nn.softmax in float16 multiplies by the rounded reciprocal of Z instead of dividing
+(1 ulp apart in many rows; docs/pytorch-jax.md has the counts).
 
 Glossary: x logits; m = max_j x_j (the shift); e_j = exp(x_j - m); Z = sum_j e_j;
 p = softmax(x); d_k the width of q and k; c the smallest logit whose exp overflows.
@@ -34,19 +45,19 @@ Public names:
 
     FORMATS                             "float16", "bfloat16", "float32", "float64"
     round_to(x, fmt)                    x stored in fmt
-    largest_finite(fmt)                 65504 for float16, and so on
+    largest_finite(fmt), smallest_positive(fmt), significant_bits(fmt), next_up(x, fmt)
+                                        the numbers of a format
     softmax_in(x, fmt, shift=True)      p_i = e_i / Z, each step rounded to fmt
     mask_scores(scores, keep, fill, fmt, how="add")   a bias added, or masked_fill
     dot_in(q, k, fmt)                   q . k, correctly rounded to fmt
     ExpThreshold, exp_threshold(fmt)    where exp overflows fmt, found by bisection
+    exp_underflow(fmt)                  below which exp rounds to 0 in fmt
+    dot_overflow(d_k, fmt, q_scale=1.0, k_scale=1.0)
+                                        the smallest c with (c q_scale 1) . (c k_scale 1) = inf
     Probability, overflow_probability(d_k, m, fmt="float16", scale=1.0)
                                         P(some exp(scale q . k_j) overflows), by quadrature
     MonteCarlo, overflow_monte_carlo(d_k, m, trials, seed=0, fmt="float16")
-                                        the same event counted on seeded random rows
-    markdown_values(), markdown_blocks()   the numbers of docs/low-precision.md
-    SCORES, KEEP, NONE, FILLS, LOGITS, KEYS, LONG, D_KS, SEED, DRAWS, MIN_ROWS, NORM_D_KS,
-    PANELS                              the cases measured there (tests and
-                                        scripts/check_frameworks.py use them too)
+                                        that event, and Z overflowing, counted on seeded rows
 
 >>> round_to(-1e9, "float16"), round_to(-1e9, "bfloat16"), round_to(-1e9, "float32")
 (-inf, -998244352.0, -1000000000.0)
@@ -59,22 +70,24 @@ wrong kind of thing, ValueError for a wrong value (an unknown format, NaN or +in
 lengths that differ, a q or k beyond the format's range); each message names the function.
 """
 
-import functools  # cache: scripts/build.py asks for the values and the blocks separately
+import argparse  # the command line
 import math  # exp, erfc, expm1, log1p, lgamma, fsum, sqrt, inf, nextafter
+import os  # the library's folder, when run as a script
 import random  # the seeded Monte Carlo
 import struct  # the IEEE formats 'e' (half), 'f' (single), 'd' (double)
-import sys  # float_info.max: any finite float is a valid input
-import textwrap  # the generated prose, wrapped
-from typing import Callable, Dict, List, NamedTuple, Sequence
+import sys  # float_info.max: any finite float is a valid input; path
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 
-from attention import dot
-from softmax import as_flag, as_int, as_list, as_real, softmax
+if __name__ == "__main__":  # run as `python3 scripts/lowprecision.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-__all__ = ["FORMATS", "round_to", "largest_finite", "softmax_in", "mask_scores", "dot_in",
-           "ExpThreshold", "exp_threshold", "Probability", "overflow_probability",
-           "MonteCarlo", "overflow_monte_carlo", "markdown_values", "markdown_blocks",
-           "SCORES", "KEEP", "NONE", "FILLS", "LOGITS", "KEYS", "LONG", "D_KS", "SEED",
-           "DRAWS", "MIN_ROWS", "NORM_D_KS", "PANELS"]
+from attention import dot  # noqa: E402
+from softmax import as_flag, as_int, as_list, as_real  # noqa: E402
+
+__all__ = ["FORMATS", "round_to", "largest_finite", "smallest_positive", "significant_bits",
+           "next_up", "softmax_in", "mask_scores", "dot_in", "ExpThreshold", "exp_threshold",
+           "exp_underflow", "dot_overflow", "Probability", "overflow_probability",
+           "MonteCarlo", "overflow_monte_carlo"]
 
 Vector = List[float]  # a vector is a list of floats
 FORMATS = ("float16", "bfloat16", "float32", "float64")
@@ -136,6 +149,13 @@ def _last(fmt: str, ok: Callable[[float], bool]) -> float:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if ok(_number(fmt, mid)) else (lo, mid)
     return _number(fmt, lo)
+
+
+
+def _pattern(fmt: str, x: float) -> int:
+    """The bit pattern of a non-negative number x of fmt (the inverse of _number)."""
+    code, _, shift = _PATTERN[fmt]
+    return int.from_bytes(struct.pack(code, x), "little") >> shift
 
 
 # ------------------------------------------------ one operation, then the softmax
@@ -269,6 +289,7 @@ def _probability(d_k: int, m: int, c: float) -> Probability:
     return Probability(min(fine, 1.0), error)  # a probability; the quadrature may pass 1
 
 
+
 class MonteCarlo(NamedTuple):
     """Seeded rows of an unshifted softmax of unscaled logits, and how many overflowed."""
     trials: int  # rows
@@ -276,29 +297,49 @@ class MonteCarlo(NamedTuple):
     sum_overflows: int  # rows where the normaliser Z did (these include the rows above)
 
     @property
-    def estimate(self) -> float:
+    def estimate(self) -> float:  # the share of rows where a single exp overflowed
         return self.exp_overflows / self.trials
 
     @property
     def standard_error(self) -> float:  # sqrt(p (1 - p) / N), p the estimate
         return math.sqrt(self.estimate * (1 - self.estimate) / self.trials)
 
+    @property
+    def sum_estimate(self) -> float:  # the share of rows where Z overflowed
+        return self.sum_overflows / self.trials
+
+    @property
+    def sum_standard_error(self) -> float:
+        return math.sqrt(self.sum_estimate * (1 - self.sum_estimate) / self.trials)
+
 
 def _monte_carlo(d_k: int, m: int, trials: int, rng: random.Random, fmt: str) -> MonteCarlo:
-    """Draw q and up to m keys with N(0, 1) components (float64, as the exact probability
-    has them); compute each logit q . k_j exactly, store it in fmt, round exp of it to fmt.
-    The first exp that is inf settles the row (Z is inf too), so no more keys are drawn."""
+    """Draw each row's m logits exactly as q . k_j would be with q and the k_j of independent
+    N(0, 1) components: |q|^2 ~ chi^2(d_k) and, given q, q . k_j = |q| z_j with z_j
+    independent N(0, 1), since the normal law is rotation invariant (derivations.md
+    section 4).  Each logit is stored in fmt and its exp rounded to fmt; Z is their exact
+    sum rounded once."""
     r = _ROUND[fmt]
     exp_overflows = sum_overflows = 0
     for _ in range(trials):
-        q = [rng.gauss(0.0, 1.0) for _ in range(d_k)]
-        e: Vector = []
-        while len(e) < m and math.inf not in e[-1:]:
-            k = [rng.gauss(0.0, 1.0) for _ in range(d_k)]
-            e.append(r(_exp(r(dot(q, k)))))
+        norm = math.sqrt(rng.gammavariate(d_k / 2, 2.0))  # |q|
+        e = [r(_exp(r(norm * rng.gauss(0.0, 1.0)))) for _ in range(m)]
         exp_overflows += math.inf in e
         sum_overflows += r(_sum(e)) == math.inf
     return MonteCarlo(trials, exp_overflows, sum_overflows)
+
+
+# --------------------------------------------------- when q . k itself overflows
+
+def _dot_overflow(d_k: int, fmt: str, q_scale: float, k_scale: float) -> float:
+    """The smallest c of fmt for which q = c q_scale (1, ..., 1) and k = c k_scale (1, ..., 1),
+    each stored in fmt, give q . k = inf in fmt: a bisection on the bit patterns of c (inf
+    when even the largest c stays finite)."""
+    r = _ROUND[fmt]
+
+    def finite(c: float) -> bool:
+        return _dot([r(c * q_scale)] * d_k, [r(c * k_scale)] * d_k, fmt) < math.inf
+    return _number(fmt, _pattern(fmt, _last(fmt, finite)) + 1)
 
 
 # ---------------------------------------------------------- the public functions
@@ -323,6 +364,39 @@ def largest_finite(fmt: str) -> float:
     [65504.0, 3.3895313892515355e+38, 3.4028234663852886e+38, 1.7976931348623157e+308]
     """
     return _number(_format("largest_finite", fmt), _TOP[fmt])
+
+
+def smallest_positive(fmt: str) -> float:
+    """Return the smallest positive number of fmt (subnormal): 2^(e_min - p + 1).
+
+    >>> smallest_positive("float16") == 2.0 ** -24, smallest_positive("bfloat16") == 2.0 ** -133
+    (True, True)
+    """
+    return _number(_format("smallest_positive", fmt), 1)
+
+
+def next_up(x: float, fmt: str) -> float:
+    """Return the number of fmt just above x, for x >= 0 a number of fmt (inf above the
+    largest finite one).
+
+    >>> next_up(1.0, "float16"), next_up(1000.0, "bfloat16"), next_up(65504.0, "float16")
+    (1.0009765625, 1004.0, inf)
+    """
+    fn = "next_up"
+    fmt, x = _format(fn, fmt), as_real(fn, x, "x", limit=_ANY)
+    if x < 0 or _ROUND[fmt](x) != x:
+        raise ValueError(f"{fn}: x must be a non-negative number of {fmt}, not {x!r}")
+    return _number(fmt, _pattern(fmt, x) + 1)
+
+
+def significant_bits(fmt: str) -> int:
+    """Return p, the significant bits of fmt (the implicit one included): the spacing at 1
+    is 2^(1 - p).
+
+    >>> [significant_bits(f) for f in FORMATS]
+    [11, 8, 24, 53]
+    """
+    return 1 - round(math.log2(next_up(1.0, _format("significant_bits", fmt)) - 1.0))
 
 
 def softmax_in(x: Sequence[float], fmt: str, shift: bool = True) -> Vector:
@@ -393,11 +467,41 @@ def exp_threshold(fmt: str) -> ExpThreshold:
     return _threshold(_format("exp_threshold", fmt))
 
 
+
+def exp_underflow(fmt: str) -> float:
+    """Return the smallest float64 x whose exp, rounded to fmt, is not 0: below it exp(x)
+    rounds to 0 (found by bisection on the emulation).
+
+    >>> round(exp_underflow("float16"), 2), round(exp_underflow("float64"), 2)
+    (-17.33, -745.13)
+    """
+    r = _ROUND[_format("exp_underflow", fmt)]
+    return -_last("float64", lambda y: r(_exp(-y)) > 0)
+
+
+def dot_overflow(d_k: int, fmt: str = "float16", q_scale: float = 1.0,
+                 k_scale: float = 1.0) -> float:
+    """Return the smallest c of fmt for which q = c q_scale (1, ..., 1) and
+    k = c k_scale (1, ..., 1), of length d_k and each stored in fmt, give q . k = inf in fmt
+    (dot_in's arithmetic): where the product overflows when q lies along k.  inf if no c
+    of fmt reaches it.
+
+    >>> dot_overflow(64), dot_overflow(64, q_scale=1 / 8), dot_overflow(64, q_scale=8 ** -0.5,
+    ...                                                                 k_scale=8 ** -0.5)
+    (32.0, 90.5, 90.5)
+    """
+    fn = "dot_overflow"
+    d_k, fmt = as_int(fn, d_k, "d_k"), _format(fn, fmt)
+    q_scale, k_scale = (_scale(fn, s, what) for s, what in ((q_scale, "q_scale"),
+                                                           (k_scale, "k_scale")))
+    return _dot_overflow(d_k, fmt, q_scale, k_scale)
+
+
 def overflow_probability(d_k: int, m: int, fmt: str = "float16",
                          scale: float = 1.0) -> Probability:
     """Return P(max_j scale q . k_j >= c) for q and m keys k_j with independent N(0, 1)
-    components, c = exp_threshold(fmt).overflow_from: the probability that an unshifted
-    softmax of a row of m logits overflows in its exp (exactly: a quadrature of
+    components, c = exp_threshold(fmt).overflow_from: the probability that a single exp
+    of an unshifted softmax of a row of m logits overflows (exactly: a quadrature of
     E[1 - (1 - T)^m] over |q|^2 ~ chi^2(d_k), T = P(N(0, |q|^2) >= c / scale)).
 
     >>> p = overflow_probability(2, 1)  # q . k is Laplace(0, 1) at d_k = 2: P = e^-c / 2
@@ -406,18 +510,18 @@ def overflow_probability(d_k: int, m: int, fmt: str = "float16",
     """
     fn = "overflow_probability"
     d_k, m = as_int(fn, d_k, "d_k"), as_int(fn, m, "m")
-    scale = as_real(fn, scale, "scale")
-    if scale <= 0:
-        raise ValueError(f"{fn}: scale must be positive, not {scale}")
+    scale = _scale(fn, scale, "scale")
     return _probability(d_k, m, _threshold(_format(fn, fmt)).overflow_from / scale)
 
 
 def overflow_monte_carlo(d_k: int, m: int, trials: int, seed: int = 0,
                          fmt: str = "float16") -> MonteCarlo:
-    """Return how many of `trials` seeded rows overflow an unshifted softmax in fmt: q and m
-    keys with N(0, 1) components, logits q . k_j (unscaled) stored in fmt, exp rounded.
+    """Return how many of `trials` seeded rows overflow an unshifted softmax in fmt, in a
+    single exp and in the normaliser Z: m logits q . k_j (unscaled) at initialisation, q and
+    the k_j with independent N(0, 1) components, each logit stored in fmt and its exp
+    rounded.
 
-    Costs (m + 1) d_k normal draws per row.
+    Costs m + 1 random draws per row, whatever d_k.
 
     >>> mc = overflow_monte_carlo(16, 16, 200, seed=1)
     >>> mc.trials, mc.exp_overflows <= mc.sum_overflows
@@ -437,6 +541,14 @@ def _format(fn: str, fmt) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"{fn}: fmt must be one of {FORMATS}, not {fmt!r}")
     return fmt
+
+
+def _scale(fn: str, x, what: str) -> float:
+    """A positive finite factor."""
+    x = as_real(fn, x, what)
+    if x <= 0:
+        raise ValueError(f"{fn}: {what} must be positive, not {x}")
+    return x
 
 
 def _input(fn: str, x, what: str = "x") -> float:
@@ -459,369 +571,41 @@ def _stored(fn: str, x, what: str, fmt: str) -> Vector:
     return [_ROUND[fmt](a) for a in v]
 
 
-# ------------------------------------------ the numbers of docs/low-precision.md
-
-SCORES = [1.3, -0.6, 0.2, 2.1]  # one query's scaled logits over 4 keys
-KEEP = [True, True, True, False]  # a row that keeps keys; the masked key has the top score
-NONE = [False] * len(SCORES)  # the fully masked row
-FILLS = ("-inf", "-1e9", "-1000", "lowest")  # lowest: -largest_finite(fmt), finfo(dtype).min
-HOW = {"add": "added (a bias)", "fill": "written over (masked_fill)"}
-LOGITS = ([0.0, 1.0, 2.0], [10.0, 11.0, 12.0], [-20.0, -21.0, -22.0], [100.0, 101.0, 102.0],
-          [-100.0, -101.0, -102.0], [1000.0, 1001.0, 1002.0], [-1000.0, -1001.0, -1002.0])
-KEYS = 16  # m, keys per row, as in `python3 stats.py`
-LONG = 1024  # a longer row, for the exact probability only
-D_KS = (16, 32, 64, 128, 512, 1024)
-SEED = 0  # the Monte Carlo at d_k uses seed SEED + d_k
-DRAWS = 8192  # Monte Carlo rows per d_k: DRAWS // d_k, and at least MIN_ROWS: so at most
-MIN_ROWS = 64  # (m + 1) DRAWS normal draws per d_k up to d_k = DRAWS / MIN_ROWS
-NORM_D_KS = (16, 64, 128, 1024)
-WIDTH = 88  # generated prose is wrapped: readers read the raw Markdown in a terminal
-
-
-# the numbers of a format, beyond rounding
-
-def _pattern(fmt: str, x: float) -> int:
-    """The bit pattern of a non-negative number x of fmt (the inverse of _number)."""
-    code, _, shift = _PATTERN[fmt]
-    return int.from_bytes(struct.pack(code, x), "little") >> shift
-
-
-def _next(fmt: str, x: float) -> float:
-    """The number of fmt just above x (a non-negative number of fmt)."""
-    return _number(fmt, _pattern(fmt, x) + 1)
-
-
-def _spacing(fmt: str, x: float) -> float:
-    return _next(fmt, x) - x
-
-
-def _bits(fmt: str) -> int:
-    """Significant bits p: the spacing at 1 is 2^(1 - p)."""
-    return 1 - round(math.log2(_spacing(fmt, 1.0)))
-
-
-def _exp_zero_below(fmt: str) -> float:
-    """The x below which exp(x) rounds to 0 in fmt (the smallest x with exp(x) > 0)."""
-    return -_last("float64", lambda y: _ROUND[fmt](_exp(-y)) > 0)
-
-
-# the measurements
-
-def _fill(fill: str, fmt: str) -> float:
-    return -largest_finite(fmt) if fill == "lowest" else float(fill)
-
-
-def _masked_softmax(keep: List[bool], fill: str, fmt: str, how: str) -> Vector:
-    return softmax_in(mask_scores(SCORES, keep, _fill(fill, fmt), fmt, how), fmt)
-
-
-def _references(keep: List[bool]) -> Dict[str, Vector]:
-    """The float64 answers that a masked row is compared with."""
-    out = {"as if unmasked": softmax(SCORES), "uniform": [1 / len(SCORES)] * len(SCORES)}
-    if any(keep):
-        kept = iter(softmax([s for s, k in zip(SCORES, keep) if k]))
-        out["as if absent"] = [next(kept) if k else 0.0 for k in keep]
-    return out
-
-
-def _nearest(p: Vector, references: Dict[str, Vector]) -> str:
-    """Which reference p is (the nearest, by the largest entry difference), and how far."""
-    if any(v != v for v in p):
-        return "NaN"
-    gap, name = min((max(abs(a - b) for a, b in zip(p, ref)), name)
-                    for name, ref in references.items())
-    if gap > 0.1:
-        return f"none of them (nearest: {name}, off by {gap:.1g})"
-    return f"{name}, exactly" if gap == 0 else f"{name}, off by {gap:.1g}"
-
-
-def _full(fill: str, fmt: str, how: str) -> str:
-    """The outcome of a fully masked row."""
-    return _nearest(_masked_softmax(NONE, fill, fmt, how), _references(NONE))
-
-
-def _unshifted(x: Vector, fmt: str) -> str:
-    """What softmax without the max-shift gives, against the shifted one, in fmt."""
-    p, shifted = softmax_in(x, fmt, shift=False), softmax_in(x, fmt)
-    if any(v != v for v in p):
-        top = _ROUND[fmt](_exp(round_to(max(x), fmt)))
-        return "NaN: exp overflows" if top == math.inf else "NaN: every exp is 0, 0/0"
-    gap = max(abs(a - b) for a, b in zip(p, shifted))
-    return "as shifted" if gap == 0 else f"off by {gap:.1g}"
-
-
-def _spread_weights() -> str:
-    """The weights of [0, 1000] with key 1 masked by adding -1000, in every format."""
-    weights = {fmt: softmax_in(mask_scores([0.0, 1000.0], [True, False], -1000.0, fmt), fmt)
-               for fmt in FORMATS}
-    if len({tuple(w) for w in weights.values()}) == 1:
-        return f"weights {weights['float64']} in every format"
-    return "weights " + "; ".join(f"{w} in {fmt}" for fmt, w in weights.items())
-
-
-@functools.lru_cache(maxsize=None)
-def _overflow_rows() -> tuple:
-    """(d_k, exact P over KEYS keys, Monte Carlo, exact P over LONG keys, P scaled) per d_k."""
-    return tuple((d_k, overflow_probability(d_k, KEYS),
-                  overflow_monte_carlo(d_k, KEYS, max(MIN_ROWS, DRAWS // d_k), SEED + d_k),
-                  overflow_probability(d_k, LONG),
-                  overflow_probability(d_k, KEYS, scale=1 / math.sqrt(d_k))) for d_k in D_KS)
-
-
-def _agreement(P: Probability, mc: MonteCarlo) -> float:
-    """(p_hat - P) / sqrt(P (1 - P) / N): the Monte Carlo's distance from P in standard
-    errors of a binomial count with probability P (the quadrature error is far smaller)."""
-    return (mc.estimate - P.value) / math.sqrt(P.value * (1 - P.value) / mc.trials)
-
-
-def _first_overflow(d_k: int, prescaled: bool, fmt: str = "float16") -> float:
-    """The smallest c of fmt for which q = k = c (1, ..., 1) gives q . k = inf in fmt; with
-    prescaled, q is multiplied by 1/sqrt(d_k) before the product, and the product of the
-    two stored in fmt (as PyTorch multiplies a float16 tensor by a Python float)."""
-    r = _ROUND[fmt]
-    s = 1 / math.sqrt(d_k) if prescaled else 1.0
-
-    def finite(c: float) -> bool:
-        return _dot([r(c * s)] * d_k, [c] * d_k, fmt) < math.inf
-    return _next(fmt, _last(fmt, finite))
-
-
-# formatting
-
-def _g(x: float, digits: int = 4) -> str:
-    return f"{x:.{digits}g}"
-
-
-def _pm(estimate: float, se: float) -> str:
-    """estimate ± se, se to two significant digits and the estimate to the same place (the
-    rule of the report and of scripts/build.py)."""
-    places = max(0, 1 - math.floor(math.log10(se)))
-    return f"{estimate:.{places}f} ± {se:.{places}f}"
-
-
-def _p(P: Probability) -> str:
-    """A probability as printed: 4 decimals, or 2 significant digits when it is small; when
-    the quadrature's error bound is as large as the value, only that bound ("< 1e-47")."""
-    x = P.value
-    if x <= P.error:  # float64's threshold at d_k = 64: the value rounds to 0, the bound stays
-        return f"< {_below(x + P.error)}"
-    return "> 0.9999" if x > 0.9999 else f"{x:.4f}" if x >= 1e-3 else f"{x:.2g}"
-
-
-def _percent(x: float) -> str:
-    return f"{100 * x:.2g}%"
-
-
-def _below(x: float) -> str:
-    """The power of ten just above x > 0, for "below" claims."""
-    return f"1e{math.ceil(math.log10(x)):+03d}"
-
-
-def _prose(*parts: str) -> str:
-    return textwrap.fill("".join(parts), WIDTH, break_on_hyphens=False)
-
-
-def _bullet(*parts: str) -> str:
-    return textwrap.fill("".join(parts), WIDTH, initial_indent="- ", subsequent_indent="  ",
-                         break_on_hyphens=False)
-
-
-def _table(header: Sequence[str], rows: List[Sequence[str]]) -> List[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + [
-        "| " + " | ".join(map(str, row)) + " |" for row in rows]
-
-
-# the blocks
-
-def _formats_table() -> List[str]:
-    rows = []
-    for fmt in FORMATS:
-        big = round_to(1e9, fmt)
-        rows.append([fmt, _bits(fmt), _g(largest_finite(fmt), 5), _g(_number(fmt, 1), 3),
-                     _g(round_to(-1e9, fmt), 10),
-                     _g(_spacing(fmt, big), 3) if big < math.inf else "(inf)",
-                     _g(_spacing(fmt, 1000.0), 3)])
-    return _table(["format", "significant bits", "largest finite", "smallest positive",
-                   "-1e9 stored as", "spacing at 1e9", "spacing at 1000"], rows)
-
-
-def _exp_table() -> List[str]:
-    rows = []
-    for fmt in FORMATS:
-        t = exp_threshold(fmt)
-        rows.append([fmt, f"{t.real:.6f}", repr(t.stored), _g(_ROUND[fmt](_exp(t.stored)), 6),
-                     f"{_next(fmt, t.stored)!r} (exp: inf)", f"{_exp_zero_below(fmt):.2f}",
-                     f"{t.real ** 2:.0f}"])
-    return _table(["format", "exp(x) finite for real x up to",
-                   "largest stored x with exp(x) finite", "exp of it", "next stored x",
-                   "exp(x) is 0 below", "sqrt(d_k) reaches the limit at d_k ="], rows)
-
-
-def _shift_table() -> List[str]:
-    return _table(["x"] + list(FORMATS), [[[int(v) for v in x]] + [
-        _unshifted(x, fmt) for fmt in FORMATS] for x in LOGITS])
-
-
-def _partial_table() -> List[str]:
-    """The row that keeps keys: every fill both ways, summed up per format."""
-    references, rows = _references(KEEP), []
-    for fmt in FORMATS:
-        P = [_masked_softmax(KEEP, fill, fmt, how) for fill in FILLS for how in HOW]
-        outcomes = sorted({_nearest(p, references).split(",")[0] for p in P})
-        gap = max(max(abs(a - b) for a, b in zip(p, references["as if absent"])) for p in P)
-        masked = max(p[j] for p in P for j, k in enumerate(KEEP) if not k)
-        rows.append([fmt, f"{' / '.join(outcomes)}, off by at most {gap:.1g}", masked])
-    return _table(["format", f"outcome, all {len(FILLS) * len(HOW)} fills and ways",
-                   "the masked key's largest weight"], rows)
-
-
-def _full_table() -> List[str]:
-    return _table(["fill", "how"] + list(FORMATS), [
-        [fill, said] + [_full(fill, fmt, how) for fmt in FORMATS]
-        for fill in FILLS for how, said in HOW.items()])
-
-
-def _overflow_block() -> List[str]:
-    rows, lines = _overflow_rows(), []
-    for d_k, P, mc, P_long, P_scaled in rows:
-        counted = f"{mc.exp_overflows}/{mc.trials}"
-        if 0 < mc.exp_overflows < mc.trials:
-            counted += ": " + _pm(mc.estimate, mc.standard_error)
-        lines.append([d_k, _p(P), counted, f"{_agreement(P, mc):+.1f}",
-                      f"{mc.sum_overflows}/{mc.trials}", _p(P_long), _p(P_scaled)])
-    z = max(abs(_agreement(P, mc)) for _, P, mc, _, _ in rows)
-    error = max(p.error for _, P, _, P_long, _ in rows for p in (P, P_long))
-    return _table(["d_k", f"exact P, m = {KEYS}",
-                   f"Monte Carlo, m = {KEYS}: overflows/rows: estimate ± SE",
-                   "(estimate - P) / SE", "Z overflows too (Monte Carlo)",
-                   f"exact P, m = {LONG}", f"exact P, m = {KEYS}, logits scaled by 1/sqrt(d_k)"],
-                  lines) + ["", _prose(
-        f"The quadrature error is below {_below(error)} in every row (the trapezoid rule, "
-        f"{PANELS} panels against {PANELS // 2}, plus the mass cut off and the rounding); "
-        f"every Monte Carlo estimate is within {math.ceil(10 * z) / 10} standard errors of the "
-        f"exact P (the test allows 4). Unscaled, an unshifted float16 softmax over {KEYS} keys "
-        f"fails on most rows from d_k = {min(d for d, P, *_ in rows if P.value > 0.5)} on, and "
-        f"over {LONG} keys from d_k = {min(d for d, _, _, P, _ in rows if P.value > 0.5)} on.")]
-
-
-def _norms_block() -> List[str]:
-    rows, unscaled = [], set()
-    for d_k in NORM_D_KS:
-        c, c_scaled = _first_overflow(d_k, False), _first_overflow(d_k, True)
-        unscaled.add(_g(c * math.sqrt(d_k)))
-        rows.append([d_k, repr(c), _g(c * math.sqrt(d_k)), repr(c_scaled),
-                     _g(c_scaled * math.sqrt(d_k))])
-    wide = {fmt: _g(_first_overflow(64, False, fmt) * 8, 2) for fmt in ("bfloat16", "float32")}
-    wide_said = (f"‖q‖ = ‖k‖ = {wide['float32']} in both" if len(set(wide.values())) == 1 else
-                 f"‖q‖ = ‖k‖ = {wide['bfloat16']} and {wide['float32']}")
-    return _table(["d_k", "q = k = c (1, ..., 1): q . k is inf in float16 from c =",
-                   "‖q‖ = ‖k‖ there", "q scaled by 1/sqrt(d_k) before the product: from c =",
-                   "‖q‖ = ‖k‖ there"], rows) + ["", _prose(
-        f"Unscaled, or scaled after the product, the limit is ‖q‖ = ‖k‖ = "
-        f"{' or '.join(sorted(unscaled))} at every d_k here: ‖q‖ ‖k‖ reaches the largest "
-        f"finite float16 ({largest_finite('float16'):.0f}) plus half a spacing. Scaling after "
-        f"the product cannot help, since the product is already inf; multiplying q by "
-        f"1/sqrt(d_k) first moves the limit up by d_k^(1/4). bfloat16 and float32 have "
-        f"range to spare: at d_k = 64 the limit is "
-        f"{wide_said}.")]
-
-
-def _interview() -> List[str]:
-    t = {fmt: exp_threshold(fmt) for fmt in FORMATS}
-    rows = {d_k: (P, P_scaled) for d_k, P, _, _, P_scaled in _overflow_rows()}
-    at_64 = [_p(overflow_probability(64, KEYS, fmt)) for fmt in FORMATS]
-    table = _table([""] + list(FORMATS), [
-        ["largest finite"] + [_g(largest_finite(f), 5) for f in FORMATS],
-        ["exp(x) overflows above x ="] + [f"{t[f].real:.2f}" for f in FORMATS],
-        ["-1e9 is stored as"] + [_g(round_to(-1e9, f), 10) for f in FORMATS],
-        ["fully masked row, -1e9 added"] + [_full("-1e9", f, "add").split(",")[0]
-                                            for f in FORMATS],
-        ["fully masked row, -inf"] + [_full("-inf", f, "add") for f in FORMATS],
-        [f"unshifted softmax overflows (d_k = 64, {KEYS} keys, unscaled)"] + at_64])
-    return [_prose(
-        f"float16 has {_bits('float16')} significant bits and its largest finite number is "
-        f"{largest_finite('float16'):.0f}, so exp(x) overflows it for x above "
-        f"{t['float16'].real:.2f}: a softmax without the max-shift breaks on logits of about "
-        f"{t['float16'].real:.0f}. bfloat16 keeps float32's range with only "
-        f"{_bits('bfloat16')} significant bits. Each row below is computed by emulating the "
-        f"format (`scripts/lowprecision.py`: every operation rounded to it); the masked row has "
-        f"scores {SCORES} and the softmax subtracts the max."), ""] + table + ["", _prose(
-        f"The last row is a probability at initialisation (q and k with independent N(0, 1) "
-        f"components): in float16 an unshifted softmax of unscaled logits over {KEYS} keys "
-        f"overflows in {_percent(rows[16][0].value)} of rows at d_k = 16 and in "
-        f"{_percent(rows[64][0].value)} at d_k = 64; with the 1/sqrt(d_k) scale, in fewer than "
-        f"{_below(max(P_s.value for _, P_s in rows.values()))} of rows. What to do: keep the "
-        f"max-shift; scale q before the product (q · k itself passes "
-        f"{largest_finite('float16'):.0f} once ‖q‖ ‖k‖ does, for q along k); mask with a bool "
-        f"mask, or write -inf or the format's lowest number over the scores; decide what a "
-        f"fully masked row returns; keep the softmax's arithmetic in float32, as "
-        f"`torch.softmax` (CPU) and `jax.nn.dot_product_attention` do. The measurements: "
-        f"[low-precision.md](low-precision.md).")]
-
-
-def _misconception() -> List[str]:
-    f32_gap = _spacing("float32", round_to(1e9, "float32"))
-    return [_prose(
-        f"Not in every format, and no fill is right for a fully masked row. Computed by "
-        f"emulating each format (`scripts/lowprecision.py`), scores {SCORES}, softmax with the "
-        f"max-shift:"), "", _bullet(
-        f"**float16:** 1e9 is past {largest_finite('float16'):.0f}, so -1e9 is stored as "
-        f"{round_to(-1e9, 'float16')} (PyTorch's `masked_fill(-1e9)` on a float16 tensor "
-        f"raises instead), and a row masked entirely by it gives NaN."), _bullet(
-        f"**float32:** the neighbours of 1e9 are {f32_gap:.0f} apart, so adding -1e9 to a "
-        f"score below {f32_gap / 2:.0f} in size gives exactly -1e9: a fully masked row comes "
-        f"out uniform. Only float64 (spacing {_spacing('float64', 1e9):.3g}) keeps the "
-        f"scores, and there the row attends as if unmasked."), _bullet(
-        f"**-1000** is a number, not a mask: with scores [0, 1000] and key 1 masked by adding "
-        f"-1000, the logits tie, {_spread_weights()}."), _bullet(
-        "A row that keeps at least one key is fine with any of these fills in every format, "
-        "as long as no masked score leads the kept ones by nearly the fill's size: the "
-        "masked weight rounds to exactly 0."), ""] + _table(
-        ["fully masked row"] + list(FORMATS),
-        [[f"{fill} {'added' if how == 'add' else 'written over'}"]
-         + [_full(fill, fmt, how) for fmt in FORMATS]
-         for fill in ("-inf", "-1e9", "-1000") for how in HOW]) + ["", _prose(
-        "-inf gives NaN (0/0), a finite fill a uniform or an \"as if unmasked\" row, "
-        "depending on the format and on whether the fill is added or written over. Pass a "
-        "bool mask and decide what such a row returns: PyTorch's "
-        "`F.scaled_dot_product_attention` returns zeros on the CPU, JAX's "
-        "`jax.nn.dot_product_attention` the mean of V, this project raises "
-        "([pytorch-jax.md](pytorch-jax.md), [low-precision.md](low-precision.md)).")]
-
-
-@functools.lru_cache(maxsize=None)
-def _values() -> tuple:
-    out = {f"lp.exp.{fmt}": f"{exp_threshold(fmt).real:.2f}" for fmt in FORMATS}
-    out.update({"lp.largest.float16": f"{largest_finite('float16'):.0f}", "lp.keys": str(KEYS),
-                "lp.p.16": _percent(overflow_probability(16, KEYS).value),
-                "lp.p.64": _percent(overflow_probability(64, KEYS).value),
-                "lp.norm.float16": _g(_first_overflow(64, False) * 8)})
-    return tuple(out.items())
-
-
-def markdown_values() -> Dict[str, str]:
-    """Return the inline values of the docs: {"lp.exp.float16": "11.09", ...}.
-
-    >>> markdown_values()["lp.exp.float16"], markdown_values()["lp.largest.float16"]
-    ('11.09', '65504')
-    """
-    return dict(_values())
-
-
-@functools.lru_cache(maxsize=None)
-def _blocks() -> tuple:
-    blocks = {"lp-formats": _formats_table(), "lp-exp": _exp_table(),
-              "lp-shift": _shift_table(), "lp-partial": _partial_table(),
-              "lp-full": _full_table(), "lp-spread": [_spread_weights() + "."],
-              "lp-overflow": _overflow_block(), "lp-norms": _norms_block(),
-              "lp-interview": _interview(), "lp-misconception": _misconception()}
-    return tuple((name, "\n".join(lines)) for name, lines in blocks.items())
-
-
-def markdown_blocks() -> Dict[str, str]:
-    """Return the generated blocks of docs/low-precision.md and docs/interview.md, by name.
-
-    >>> sorted(markdown_blocks())[:3]
-    ['lp-exp', 'lp-formats', 'lp-full']
-    """
-    return dict(_blocks())
+# ------------------------------------------------------------- the command line
+
+def _limits(formats: Sequence[str]) -> List[str]:
+    """One line per format: its bits, range, and where exp overflows and underflows."""
+    lines = [f"{'format':<10}{'bits':>5}{'largest':>14}{'smallest':>11}"
+             f"{'exp is inf above':>18}{'exp is 0 below':>16}"]
+    for fmt in formats:
+        lines.append(f"{fmt:<10}{significant_bits(fmt):>5}{largest_finite(fmt):>14.5g}"
+                     f"{smallest_positive(fmt):>11.3g}{exp_threshold(fmt).real:>18.6f}"
+                     f"{exp_underflow(fmt):>16.6f}")
+    return lines
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print each format's limits, or the softmax of the logits given, in each format."""
+    parser = argparse.ArgumentParser(prog="python3 scripts/lowprecision.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("x", nargs="*", type=float, metavar="LOGIT",
+                        help="logits whose softmax to compute in each format")
+    parser.add_argument("--format", choices=FORMATS, action="append", dest="formats",
+                        help="this format only (repeat for more); default: all four")
+    parser.add_argument("--no-shift", action="store_true",
+                        help="do not subtract the max first (exp may overflow)")
+    args = parser.parse_args(argv)
+    formats = args.formats or FORMATS
+    if not args.x:
+        print("\n".join(_limits(formats)))
+        return 0
+    try:
+        for fmt in formats:
+            print(f"{fmt:<10}{softmax_in(args.x, fmt, shift=not args.no_shift)}")
+    except ValueError as error:
+        parser.error(str(error))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

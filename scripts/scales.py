@@ -2,12 +2,17 @@
 and where (a head's d_k or the model's width, on the logits or elsewhere, once or twice);
 and what the number of keys n does, which no choice of d_k can answer.
 
+    python3 scripts/scales.py --d-model 512 --heads 8 --divide-by d_model
+    python3 scripts/scales.py --lengths 16,256,4096 --gap 5
+
 Public names:
 
     LogitVariance, logit_variance(d_model, heads, ...)   Var(logit) at initialisation, exactly,
                                                          and what went wrong
     PLACES, INPUTS                                       where the scale goes; what goes in
     LengthRow, length_axis(lengths, gap, base)           the winner's weight against n
+    steady_gap(base)                                     the gap from which ln n scaling
+                                                         never lowers the winner's weight
 
 docs/interview.md quotes both (which sqrt, where; what d_k and n control), and
 docs/derivations.md sections 8 and 9 derive them.
@@ -16,13 +21,20 @@ docs/derivations.md sections 8 and 9 derive them.
 'd_k: no scale'
 """
 
+import argparse  # the command line
 import math  # exp, log, log1p
+import os  # the library's folder, when run as a script
+import sys  # path, exit
 from fractions import Fraction  # exact variances
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
-from softmax import as_int, as_list, as_real
+if __name__ == "__main__":  # run as `python3 scripts/scales.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-__all__ = ["LogitVariance", "logit_variance", "PLACES", "INPUTS", "LengthRow", "length_axis"]
+from softmax import as_int, as_list, as_real  # noqa: E402
+
+__all__ = ["LogitVariance", "logit_variance", "PLACES", "INPUTS", "LengthRow", "length_axis",
+           "steady_gap"]
 
 MAX_EXACT = 2 ** 53  # every int up to it is exactly a float: the largest n taken
 
@@ -106,9 +118,10 @@ def length_axis(lengths: Sequence[int] = (16, 256, 4096, 65536), gap: float = 5.
                 base: int = 16) -> List[LengthRow]:
     """Return, for each number of keys n, the winner's weight e^g / (e^g + n - 1) and the
     entropy when one logit is g above n - 1 equal ones, then the same with every logit
-    times ln(n) / ln(base) (scalable softmax; Su's entropy-invariant scale), which keeps
-    the winner's weight as n grows when gap >= ln(base); below, the weight still falls, more
-    slowly (derivations.md section 9).
+    times ln(n) / ln(base) (scalable softmax; Su's entropy-invariant scale).  Scaled, the
+    weight n^a / (n^a + n - 1), a = g / ln(base), tends to 1 as n grows when gap > ln(base),
+    to 1/2 at gap = ln(base) (falling all the way), and to 0 below (derivations.md
+    section 9).
 
     >>> [round(r.weight, 4) for r in length_axis((16, 65536))]
     [0.9082, 0.0023]
@@ -120,3 +133,55 @@ def length_axis(lengths: Sequence[int] = (16, 256, 4096, 65536), gap: float = 5.
         raise ValueError(f"{fn}: gap is {gap!r}; the winner's lead must be at least 0")
     return [LengthRow(n, *_winner(gap, n), *_winner(gap * math.log(n) / math.log(base), n))
             for n in lengths]
+
+
+def steady_gap(base: int) -> float:
+    """Return ln(base) base / (base - 1): with ln n scaling, the winner's weight over n >= base
+    keys never falls below its weight at base exactly when gap >= this.  (With a = gap / ln
+    base the weight is 1 / (1 + (n - 1) n^-a), and (n - 1) n^-a falls for all n >= base
+    exactly when a (base - 1) >= base.)  Just above ln(base) the weight dips, then recovers.
+
+    >>> round(steady_gap(16), 4), round(math.log(16), 4)
+    (2.9574, 2.7726)
+    """
+    base = as_int("steady_gap", base, "base", minimum=2)
+    return math.log(base) * base / (base - 1)
+
+
+# ------------------------------------------------------------------ the command line
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print Var(logit) and its verdict for one configuration, and the length axis."""
+    parser = argparse.ArgumentParser(prog="python3 scripts/scales.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--d-model", type=int, default=512, help="model width (default 512)")
+    parser.add_argument("--heads", type=int, default=8, help="heads (default 8)")
+    parser.add_argument("--divide-by", default="d_k", choices=("d_k", "d_model", "none"),
+                        help="the sqrt in the code's scale (default d_k)")
+    parser.add_argument("--where", default="logits", choices=PLACES,
+                        help="where the code applies it (default logits)")
+    parser.add_argument("--inputs", default="layer_norm", choices=INPUTS,
+                        help="what the projections read (default layer_norm)")
+    parser.add_argument("--lengths", default="16,256,4096,65536",
+                        help="numbers of keys n, comma-separated (default 16,256,4096,65536)")
+    parser.add_argument("--gap", type=float, default=5.0,
+                        help="the winner's lead over the other logits (default 5)")
+    parser.add_argument("--base", type=int, default=16,
+                        help="n_0, where ln n scaling equals the plain softmax (default 16)")
+    args = parser.parse_args(argv)
+    try:
+        lv = logit_variance(args.d_model, args.heads, divide_by=args.divide_by,
+                            where=args.where, inputs=args.inputs)
+        rows = length_axis([int(n) for n in args.lengths.split(",")], args.gap, args.base)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"Var(logit) at initialisation: {lv.variance} ({lv.verdict})")
+    print(f"{'keys n':>10}{'weight':>11}{'entropy':>10}{'scaled':>11}{'entropy':>10}")
+    for r in rows:
+        print(f"{r.n:>10,}{r.weight:>11.4g}{r.entropy:>10.3f}{r.weight_scaled:>11.4g}"
+              f"{r.entropy_scaled:>10.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

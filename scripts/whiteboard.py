@@ -1,14 +1,12 @@
 """Whiteboard versions: attention and its softmax, short enough to write from memory.
 
+    python3 scripts/whiteboard.py       # one small attention call, and a simulated Var(q . k)
+
 Nothing here imports the project: the file needs only `import math` (and `random` for
-the simulation) and its three one-line helpers `dot`, `matmul` and `transpose`. Each
-function computes the same thing as the library to about 1e-12; the library adds input
-checks, masks and the numerical care described in docs/numerics.md.
-tests/test_docs.py compares every one of them with the library on seeded random inputs
-and checks the line limits: a softmax body of at most 5 lines, attention at most 8,
-its backward pass at most 15.  docs/whiteboard.md shows them after the library's own
-cores.  `python3 interview/check.py scripts/whiteboard.py` passes their arithmetic and flags what
-they leave out on purpose: shape checks, and a row whose every logit is -inf.
+the simulation) and its three one-line helpers `dot`, `matmul` and `transpose`.  Each
+function computes the same thing as the library to about 1e-12; tests/test_docs.py
+checks that, and a whiteboard's size (softmax at most 5 lines, attention 8, its backward
+15).  docs/whiteboard.md shows them after the library's own cores.
 
 A matrix is a list of rows: Q is n x d_k, K is m x d_k, V is m x d_v.
 """
@@ -75,8 +73,9 @@ def attention_backward(Q, K, V, dO, scale=None):
     return dQ, dK, dV
 
 
-def causal_attention(Q, K, V, scale=None):
-    """Query i sees keys j <= i + m - n: the last query sees every key (bottom-right)."""
+def causal_attention_bottom_right(Q, K, V, scale=None):
+    """Causal, aligned bottom-right: query i sees keys j <= i + m - n, so the last query sees
+    every key (PyTorch's causal_lower_right; its is_causal=True is top-left, j <= i)."""
     c = 1 / math.sqrt(len(K[0])) if scale is None else scale
     out = []
     for i, q in enumerate(Q):
@@ -109,3 +108,12 @@ def simulate_dot_variance(d_k, n, seed=0):
     draws = [dot([rng.gauss(0.0, 1.0) for _ in range(d_k)],
                  [rng.gauss(0.0, 1.0) for _ in range(d_k)]) for _ in range(n)]
     return sum(x * x for x in draws) / n  # E[q . k] = 0 is known, so average the squares
+
+
+if __name__ == "__main__":  # a demo; importing this file runs nothing
+    Q, K, V = [[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[10.0, 0.0], [0.0, 10.0]]
+    print("attention(Q, K, V) =", attention(Q, K, V))
+    n = 500  # pairs per d_k; the standard error is sqrt((2 d_k^2 + 6 d_k) / n)
+    for d_k in (16, 64, 256):
+        v, se = simulate_dot_variance(d_k, n), math.sqrt((2 * d_k * d_k + 6 * d_k) / n)
+        print(f"d_k = {d_k}: Var(q . k) = {v:.1f} +- {se:.1f} ({n} pairs)")

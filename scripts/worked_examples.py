@@ -1,62 +1,48 @@
 """The source documents' worked numbers, quoted against what the code computes.
 
+    python3 scripts/worked_examples.py        # both tables, as docs/worked-examples.md shows
+
 The five documents this project implements are not shipped (their sentences are not
-ours); each is named here by a short title and what it covers.  This module is the one
-place where their worked examples are written down: tests/test_documents.py checks
-them and scripts/build.py renders the tables in docs/worked-examples.md.
+ours); each is named by a short title, and docs/documents.md says what each covers.
+This module is the one place where their worked examples are written down:
+tests/test_documents.py checks them and scripts/build.py renders the tables in
+docs/worked-examples.md.
 
 Public names:
 
-    DOCUMENTS                       short title -> Document(covers)
+    DOCUMENTS                       the short titles, in the order of docs/documents.md
     QuotedExample, DOCUMENT_EXAMPLES    softmax examples worked by hand in a document
     QuotedSpread, DOCUMENT_SPREADS      rows of the documents' std-of-the-score tables
     agrees_with_quote(value, quoted, gap_below_one=None)
     first_derivative(logits)        d p_1 / d x_1 = p_1 (1 - p_1)
     worked_examples_table()         Markdown table of the softmax examples
     spread_table()                  Markdown table of the score spreads
-    markdown_values()               the numbers docs/worked-examples.md quotes in its prose
+    markdown_values(), markdown_blocks()   the numbers and tables of docs/worked-examples.md
 
 >>> len(DOCUMENTS), round(first_derivative([1.0, 0.5, -0.5]), 4)
 (5, 0.2478)
 """
 
+import argparse  # the command line (--help)
 import math  # expm1, sqrt
+import os  # the library's folder, when run as a script
 import statistics  # NormalDist, for the coverage of a quoted range
+import sys  # path, exit
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from softmax import log_softmax, softmax, softmax_jacobian
-from stats import dot_product_variance, scale_factor, scaled_variance
+if __name__ == "__main__":  # run as `python3 scripts/worked_examples.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-__all__ = ["DOCUMENTS", "Document", "QuotedExample", "DOCUMENT_EXAMPLES", "QuotedSpread",
+from softmax import log_softmax, softmax, softmax_jacobian  # noqa: E402
+from stats import dot_product_variance, scale_factor, scaled_variance  # noqa: E402
+from tables import table  # noqa: E402
+
+__all__ = ["DOCUMENTS", "QuotedExample", "DOCUMENT_EXAMPLES", "QuotedSpread",
            "DOCUMENT_SPREADS", "agrees_with_quote", "first_derivative",
-           "worked_examples_table", "spread_table", "markdown_values"]
+           "worked_examples_table", "spread_table", "markdown_values", "markdown_blocks"]
 
-
-class Document(NamedTuple):
-    """One source document: what it covers (the title is its key in DOCUMENTS)."""
-    covers: str
-
-
-DOCUMENTS = {  # short title (our words) -> what the document covers
-    "Section 3.2.1 explained": Document(
-        "the paper's Section 3.2.1 and footnote 4; dot-product geometry; the variance "
-        "identities and the full derivation of Var(q.k) = d_k with cross terms; the softmax "
-        "derivative; worked saturation examples; the scale choices d_k, sqrt(d_k), log d_k; "
-        "dot-product against additive attention; scale-then-mask with -1e9; interview questions"),
-    "step by step": Document(
-        "a step-by-step answer: the unscaled score, its variance d_k, how sensitive softmax is "
-        "to scale, the vanishing gradient, the variance brought back to 1"),
-    "general variance": Document(
-        "components of variance sigma^2 and the matching scale; the examples [100, 1, 1, 1] "
-        "against [10, 0.1, 0.1, 0.1]; the softmax gradient formula"),
-    "formal proof": Document(
-        "a formal proof with U_i, V_i: Var(U_i V_i) = E(U_i^2) E(V_i^2), Var(q.k) = d_k, "
-        "Var(q.k / sqrt(d_k)) = 1"),
-    "causal chain": Document(
-        "softmax sensitivity with terminal bar charts; a std table for d_k = 64, 128, 512; the "
-        "Jacobian; the chain from dot-product variance to frozen Q and K; why the gradient "
-        "vanishes rather than explodes; the three scale choices compared"),
-}
+DOCUMENTS = ("Section 3.2.1 explained", "step by step", "general variance", "formal proof",
+             "causal chain")  # short titles (our words); docs/documents.md describes each
 
 
 class QuotedExample(NamedTuple):
@@ -137,7 +123,7 @@ def _show_probability(p: float, gap_below_one: float) -> str:
     return f"1 - {gap_below_one:.3g}" if gap_below_one < 1e-3 else f"{p:.4g}"
 
 
-def _example_row(ex: QuotedExample) -> str:
+def _example_row(ex: QuotedExample) -> list:
     p = softmax(ex.logits)
     gaps = [-math.expm1(lp) for lp in log_softmax(ex.logits)]  # 1 - p_i, no cancellation
     derivative = first_derivative(ex.logits)
@@ -146,22 +132,22 @@ def _example_row(ex: QuotedExample) -> str:
         same = same and agrees_with_quote(derivative, ex.quoted_derivative)
     logits = ", ".join(f"{v:g}" for v in ex.logits)
     computed = ", ".join(_show_probability(v, g) for v, g in zip(p, gaps))
-    return (f"| {ex.document} | [{logits}] | [{', '.join(ex.quoted_p)}] | [{computed}] | "
-            f"{ex.quoted_derivative or '-'} | {derivative:.4g} | {'yes' if same else '**no**'} |")
+    return [ex.document, f"[{logits}]", f"[{', '.join(ex.quoted_p)}]", f"[{computed}]",
+            ex.quoted_derivative or "-", f"{derivative:.4g}", "yes" if same else "**no**"]
 
 
-def worked_examples_table() -> List[str]:
+def worked_examples_table() -> str:
     """Return a Markdown table: each worked example, what it quotes, what the code computes.
 
-    >>> worked_examples_table()[6]
+    >>> worked_examples_table().splitlines()[6]
     '| causal chain | [1, 0] | [0.73, 0.27] | [0.7311, 0.2689] | - | 0.1966 | yes |'
     """
-    return ["| document | logits x | quoted softmax(x) | computed softmax(x) "
-            "| quoted dp_1/dx_1 | computed dp_1/dx_1 | agree? |",
-            "|---|---|---|---|---|---|---|"] + [_example_row(ex) for ex in DOCUMENT_EXAMPLES]
+    return table(["document", "logits x", "quoted softmax(x)", "computed softmax(x)",
+                  "quoted dp_1/dx_1", "computed dp_1/dx_1", "agree?"],
+                 [_example_row(ex) for ex in DOCUMENT_EXAMPLES])
 
 
-def _spread_row(row: QuotedSpread, normal: statistics.NormalDist) -> str:
+def _spread_row(row: QuotedSpread, normal: statistics.NormalDist) -> list:
     c = scale_factor("1/sqrt(d_k)" if row.scaled else "1", row.d_k)
     std = math.sqrt(scaled_variance(dot_product_variance(row.d_k), c))
     cells = ["-", "-", "-"]
@@ -171,24 +157,22 @@ def _spread_row(row: QuotedSpread, normal: statistics.NormalDist) -> str:
                  f"{2 * normal.cdf(k) - 1:.5f}"]
     score = "q.k/sqrt(d_k)" if row.scaled else "q.k"
     agree = "yes" if agrees_with_quote(std, row.quoted_std) else "**no**"
-    return (f"| {row.document} | {row.d_k} | {score} | {row.quoted_std} | {std:.4g} | "
-            f"{' | '.join(cells)} | {agree} |")
+    return [row.document, row.d_k, score, row.quoted_std, f"{std:.4g}"] + cells + [agree]
 
 
-def spread_table() -> List[str]:
+def spread_table() -> str:
     """Return a Markdown table: std of the score and how many stds each quoted range spans.
 
     The std is sqrt(Var) = sqrt(d_k) unscaled and 1 scaled; a range [-r, r] spans r / std
     standard deviations and holds P(|Z| <= r / std) of a normal score.
 
-    >>> spread_table()[7]
+    >>> spread_table().splitlines()[7]
     '| causal chain | 64 | q.k | 8 | 8 | [-16, 16] | 2.00 | 0.95450 | yes |'
     """
     normal = statistics.NormalDist()
-    return ["| document | d_k | score | quoted std | computed std | quoted range "
-            "| range in stds | P(score in range) | agree? |",
-            "|---|---|---|---|---|---|---|---|---|"] + [
-        _spread_row(row, normal) for row in DOCUMENT_SPREADS]
+    return table(["document", "d_k", "score", "quoted std", "computed std", "quoted range",
+                  "range in stds", "P(score in range)", "agree?"],
+                 [_spread_row(row, normal) for row in DOCUMENT_SPREADS])
 
 
 def _examples(document: str) -> List[QuotedExample]:
@@ -227,3 +211,21 @@ def markdown_values() -> Dict[str, str]:
         "ex.chain.moderate.p": _probabilities(moderate.logits),
         "range.general.512": f"{k:.2f}",
         "range.general.512.once-in": f"{float(f'{1 / outside:.2g}'):,.0f}"}
+
+
+def markdown_blocks() -> Dict[str, str]:
+    """Return the tables of docs/worked-examples.md, by name."""
+    return {"worked-examples": worked_examples_table(), "spreads": spread_table()}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print both tables."""
+    parser = argparse.ArgumentParser(prog="python3 scripts/worked_examples.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.parse_args(argv)
+    print(worked_examples_table(), spread_table(), sep="\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,6 +18,7 @@ import os
 import random
 import re
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 
 import pytest
 
@@ -26,6 +27,7 @@ import build
 import figures
 import softmax
 import stats
+import tables
 import whiteboard
 from helpers import assert_close
 
@@ -77,7 +79,7 @@ def test_whiteboard_causal_attention_is_the_bottom_right_causal_mask(n, m):
     Q, K, V = random_matrix(rng, n, 4), random_matrix(rng, m, 4), random_matrix(rng, m, 2)
     want = attention.scaled_dot_product_attention(
         Q, K, V, attention.causal_mask(n, m, align="bottom-right"))
-    assert_close(whiteboard.causal_attention(Q, K, V), want, abs=CLOSE, rel=CLOSE)
+    assert_close(whiteboard.causal_attention_bottom_right(Q, K, V), want, abs=CLOSE, rel=CLOSE)
 
 
 @pytest.mark.parametrize("d_k, n, seed", [(4, 50, 0), (16, 40, 3)], ids=["d_k 4", "d_k 16"])
@@ -112,15 +114,23 @@ def test_whiteboard_needs_only_math_and_random():
 
 def test_whiteboard_markdown_shows_the_modules_own_cores_and_the_standalone_versions():
     text = markdown("docs/whiteboard.md")
-    assert text == build.whiteboard_markdown()
-    for module, names in build.CORES.items():
-        source = markdown(f"{module}.py")
-        for name in names:  # each core copied as it is, so the page cannot drift
+    assert build.whiteboard_cores() in text and build.whiteboard_standalone() in text
+    for path, names in [(f"{module}.py", names) for module, names in build.CORES.items()] + [
+            ("scripts/whiteboard.py", [n.name for n in ast.parse(markdown(
+                "scripts/whiteboard.py")).body if isinstance(n, ast.FunctionDef)])]:
+        source = markdown(path)
+        for name in names:  # each function copied as it is, so the page cannot drift
             node = next(f for f in ast.parse(source).body
                         if isinstance(f, ast.FunctionDef) and f.name == name)
             lines = source.splitlines()[node.lineno - 1:node.end_lineno]
-            assert "\n".join(lines) in text, f"{module}.{name}"
+            assert "\n".join(lines) in text, f"{path}: {name}"
     assert "1 / math.sqrt(d_k)" in text
+
+
+def test_a_core_the_build_cannot_find_is_named(monkeypatch):
+    monkeypatch.setitem(build.CORES, "softmax", build.CORES["softmax"] + ["_gone"])
+    with pytest.raises(KeyError, match=r"softmax.py has no function \['_gone'\]"):
+        build.whiteboard_cores()
 
 
 # ---------------------------------------------------------------- figures
@@ -248,7 +258,7 @@ def test_the_readme_example_prints_what_it_shows():
 
 def test_the_readme_is_a_front_page_with_the_two_commands():
     text = markdown("README.md")
-    assert len(text.splitlines()) <= 180
+    assert len(text.splitlines()) <= 190  # a front page (180 before the Files table grew)
     test_command = ("python3 -m venv .venv && .venv/bin/python -m pip install -q pytest"
                     " && .venv/bin/python -m pytest")
     # both commands in one code block, the tests exactly as .ci/run runs them
@@ -266,7 +276,8 @@ def _github_anchor(heading):
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-@pytest.mark.parametrize("relative", build.MARKDOWN + ["docs/whiteboard.md"])
+@pytest.mark.parametrize("relative",
+                         build.MARKDOWN + ["scripts/README.md", "benchmarks/README.md"])
 def test_every_relative_link_and_anchor_in_the_markdown_resolves(relative):
     path = os.path.join(ROOT, relative)
     for target in re.findall(r"\]\(([^)\s]+)\)", markdown(relative)):
@@ -286,6 +297,36 @@ def test_the_numbers_written_in_the_prose_are_what_the_code_gives():
     assert f"{softmax.LIMIT:.3g}" == "1.61e+60"
     assert 1.0 + 2.0 ** -53 == 1.0 and f"{2.0 ** -53:.2g}" == "1.1e-16"  # half an ulp of 1
     assert f"{math.ulp(1e9):.3g}" == "1.19e-07"  # float64's spacing near 1e9
+    # the length axis: gap 5 against n_0 = 16, as report_tables.GAP and LENGTHS[0] have it
+    assert f"here 5 against ln 16 = {math.log(16):.2f}" in markdown("docs/interview.md")
+    assert f"so a = {5 / math.log(16):.1f}" in markdown("docs/derivations.md")
+
+
+# ---------------------------------------------------------------- the table helper
+
+def test_a_table_has_a_header_a_rule_and_a_line_per_row_with_pipes_escaped():
+    assert tables.table(["a", "b"], [[1, "x|y"], [2.5, ""]]).splitlines() == [
+        "| a | b |", "|---|---|", "| 1 | x\\|y |", "| 2.5 |  |"]
+    with pytest.raises(ValueError, match="table: row 1 has 1 cells, the header 2"):
+        tables.table(["a", "b"], [[1, 2], [3]])
+
+
+@pytest.mark.parametrize("value, se, want", [
+    (1026.24, 45.9, "1026 ± 46"), (15.114, 0.7801, "15.11 ± 0.78"),
+    (0.84693, 0.004118, "0.8469 ± 0.0041"), (3.98231, 0.2801, "3.98 ± 0.28"),
+    (123456.0, 1234.0, "123456 ± 1234"), (0.5, 0.099, "0.500 ± 0.099")],
+    ids=["tens", "tenths", "thousandths", "hundredths", "above 100", "just below 0.1"])
+def test_an_estimate_shows_two_significant_digits_of_its_error_and_the_value_to_that_place(
+        value, se, want):
+    # the rule, from Decimal's own exponent: the place of se's second significant digit
+    places = max(0, 1 - Decimal(repr(se)).adjusted())
+    assert want == f"{value:.{places}f} ± {se:.{places}f}"
+    assert tables.estimate(value, se) == want
+
+
+def test_an_interval_shows_the_median_and_its_ends_to_two_significant_digits():
+    median = stats.median_interval([float(v) for v in range(1, 102)])
+    assert tables.interval(median) == f"51 [{median.low:.2g}, {median.high:.2g}]"
 
 
 # ---------------------------------------------------------------- the command
@@ -299,6 +340,32 @@ def test_bad_options_are_refused_before_any_work(tmp_path, capsys):
     with pytest.raises(SystemExit):
         build.main(["--figures-dir", str(not_a_directory)])
     assert "is not an existing directory" in capsys.readouterr().err
+
+
+def test_the_build_writes_only_what_changed_and_says_so(tmp_path, monkeypatch, capsys):
+    same, changed = tmp_path / "same.md", tmp_path / "changed.md"
+    same.write_text("kept\n")
+    changed.write_text("old\n")
+    files = {str(same): "kept\n", str(changed): "new\n"}
+    monkeypatch.setattr(build, "compute", lambda quiet: None)
+    monkeypatch.setattr(build, "outputs", lambda data, figures_dir, quiet: files)
+    assert build.main(["--check"]) == 1 and changed.read_text() == "old\n"
+    assert "2 files, 1 out of date" in capsys.readouterr().err
+    before = same.stat().st_mtime_ns
+    assert build.main([]) == 0 and changed.read_text() == "new\n"
+    assert same.stat().st_mtime_ns == before  # not rewritten
+    assert "2 files, 1 written, 1 unchanged" in capsys.readouterr().err
+    assert build.main([]) == 0
+    assert "2 files, 0 written, 2 unchanged" in capsys.readouterr().err
+    assert build.main(["--check"]) == 0
+
+
+def test_each_step_of_the_build_says_its_name_and_time(capsys):
+    with build.step("a step"):
+        pass
+    with build.step("a quiet step", quiet=True):
+        pass
+    assert re.fullmatch(r"  a step \.\.\. \d+\.\d s\n", capsys.readouterr().err)
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ documents' outlook paragraphs (T5, ALiBi, linear attention).
 
 import itertools
 import math
+import os
 import random
 import statistics
 from decimal import Decimal
@@ -31,6 +32,7 @@ from stats import (additive_score_variance, dot_product_variance, exact_dot_prod
 from worked_examples import (DOCUMENT_EXAMPLES, DOCUMENT_SPREADS, DOCUMENTS, agrees_with_quote,
                              first_derivative, spread_table, worked_examples_table)
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZERO_MEAN = {  # zero-mean, unit-variance discrete distributions: (values, probabilities)
     "rademacher": ([-1, 1], None),
     "three-point": ([-2, 0, 2], [Fraction(1, 8), Fraction(3, 4), Fraction(1, 8)]),
@@ -263,7 +265,7 @@ def test_the_worked_examples_table_marks_exactly_the_quotes_decimal_contradicts(
     # A row is flagged "**no**" exactly when some quoted value, read at its printed
     # precision, disagrees with the 50-digit value.  Four rows disagree: both cases of
     # [Section 3.2.1 explained], and [10, 0] and [2, 1, 0, -1] of [causal chain].
-    rows = worked_examples_table()[2:]
+    rows = worked_examples_table().splitlines()[2:]
     flagged = ["**no**" in row for row in rows]
     wrong = []
     for ex in DOCUMENT_EXAMPLES:
@@ -280,6 +282,13 @@ def test_every_quote_names_a_known_document():
     # scripts/worked_examples.py: each example and spread row cites a document by its title
     cited = {ex.document for ex in DOCUMENT_EXAMPLES} | {row.document for row in DOCUMENT_SPREADS}
     assert cited <= set(DOCUMENTS) and len(DOCUMENTS) == 5
+
+
+def test_the_documents_page_lists_exactly_the_documents():
+    # docs/documents.md describes each document in a table whose first column is its title
+    with open(os.path.join(ROOT, "docs", "documents.md"), encoding="utf-8") as f:
+        rows = [line.split(" | ")[0].strip("| ") for line in f if line.startswith("| ")]
+    assert tuple(rows[1:]) == DOCUMENTS  # the header's "title" first
 
 
 def test_the_100_1_1_1_example_saturates_and_its_scaled_version_keeps_a_gradient():
@@ -329,7 +338,7 @@ def test_quoted_typical_ranges_are_a_fixed_number_of_standard_deviations(row):
     coverage = 2 * statistics.NormalDist().cdf(k) - 1
     assert_close(coverage, math.erf(k / math.sqrt(2)), abs=1e-12)
     assert any(f"| {row.document} | {row.d_k} |" in line and f"| {k:.2f} |" in line
-               and f"| {coverage:.5f} |" in line for line in spread_table())
+               and f"| {coverage:.5f} |" in line for line in spread_table().splitlines())
 
 
 def test_simulated_scores_have_the_tabulated_spread():

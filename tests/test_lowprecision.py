@@ -1,4 +1,5 @@
-"""scripts/lowprecision.py against oracles that share none of its code.
+"""scripts/lowprecision.py and the tables of scripts/lowprecision_tables.py against oracles
+that share none of their code.
 
 - rounding: round-to-nearest-even written out in Fractions, from each format's precision
   and exponent range (bfloat16 through float32, as the module documents);
@@ -12,6 +13,7 @@
 """
 
 import math
+import os
 import random
 import struct
 from decimal import Decimal, localcontext
@@ -20,6 +22,7 @@ from fractions import Fraction
 import pytest
 
 import lowprecision as lp
+import lowprecision_tables as lpt
 from helpers import assert_close
 from softmax import softmax
 
@@ -156,6 +159,25 @@ def test_overflow_from_is_the_first_float64_that_is_stored_above_it(fmt):
     assert oracle(math.nextafter(t.overflow_from, 0.0), fmt) == Fraction(t.stored)
 
 
+@pytest.mark.parametrize("fmt", lp.FORMATS)
+def test_the_numbers_of_a_format_are_its_ieee_definitions(fmt):
+    p, e_min, e_max = SPEC[fmt]
+    assert lp.significant_bits(fmt) == p
+    assert lp.smallest_positive(fmt) == 2.0 ** (e_min - p + 1)
+    for x in (1.0, 3.0, 1000.0, 2.0 ** e_min):  # the next number up: one quantum more
+        assert lp.next_up(x, fmt) == next_up(Fraction(x), fmt)
+    assert lp.next_up(lp.largest_finite(fmt), fmt) == INF
+    with pytest.raises(ValueError, match="next_up: x must be a non-negative number of"):
+        lp.next_up(-1.0, fmt)
+
+
+@pytest.mark.parametrize("fmt", lp.FORMATS)
+def test_exp_underflow_is_where_the_oracle_starts_rounding_exp_to_zero(fmt):
+    x = lp.exp_underflow(fmt)
+    assert oracle(exp50(x), fmt) > 0
+    assert oracle(exp50(math.nextafter(x, -INF)), fmt) == 0
+
+
 def test_the_float16_limits_are_the_ones_quoted():
     t = lp.exp_threshold("float16")
     assert (round(t.real, 2), t.stored, t.overflow_from) == (11.09, 11.0859375, 11.08984375)
@@ -223,7 +245,7 @@ def test_a_fill_is_stored_in_the_format_before_it_is_added():
         float(oracle(1.3, "float32")), -1e9]
 
 
-SCORES, NONE = lp.SCORES, [False] * len(lp.SCORES)
+SCORES, NONE = lpt.SCORES, [False] * len(lpt.SCORES)
 
 
 def full_row(fill, fmt, how="add"):
@@ -261,10 +283,10 @@ def test_a_finite_fill_written_over_a_fully_masked_row_gives_a_uniform_row(fill)
 
 @pytest.mark.parametrize("fmt", lp.FORMATS)
 def test_a_row_that_keeps_keys_attends_as_if_the_masked_key_were_absent(fmt):
-    kept = softmax([s for s, k in zip(SCORES, lp.KEEP) if k])
+    kept = softmax([s for s, k in zip(SCORES, lpt.KEEP) if k])
     for fill in (-INF, -1e9, -1000.0, -lp.largest_finite(fmt)):
         for how in ("add", "fill"):
-            p = lp.softmax_in(lp.mask_scores(SCORES, lp.KEEP, fill, fmt, how), fmt)
+            p = lp.softmax_in(lp.mask_scores(SCORES, lpt.KEEP, fill, fmt, how), fmt)
             assert p[-1] == 0.0  # the masked key, exactly
             assert_close(p[:-1], kept, abs=8 * 2.0 ** -SPEC[fmt][0])
 
@@ -297,16 +319,36 @@ def test_q_dot_k_overflows_float16_when_the_norms_reach_256(d_k):
     assert lp.dot_in([float(c_over)] * d_k, [float(c_over)] * d_k, "float16") == INF
     assert lp.dot_in([float(c)] * d_k, [float(c)] * d_k, "float16") < INF
     assert abs(float(c_over) * math.sqrt(d_k) - 256) < 256 * 2 ** -9  # ‖q‖ = 256
+    assert lp.dot_overflow(d_k) == float(c_over)
+
+
+def scaled_dot_is_inf(c: Fraction, d_k: int, q_scale: float, k_scale: float) -> bool:
+    """The oracle's q . k for q = c q_scale (1, ..., 1), k = c k_scale (1, ..., 1), each
+    stored in float16, and the exact sum rounded: inf or not."""
+    q, k = (oracle(c * Fraction(s), "float16") for s in (q_scale, k_scale))
+    return oracle(d_k * q * k, "float16") == INF
+
+
+@pytest.mark.parametrize("placement", ["q", "q and k"])
+@pytest.mark.parametrize("d_k", [16, 64, 128, 1024], ids=lambda d: f"d_k={d}")
+def test_a_factor_before_the_product_moves_the_overflow_by_the_fourth_root(d_k, placement):
+    scales = (d_k ** -0.5, 1.0) if placement == "q" else (d_k ** -0.25, d_k ** -0.25)
+    c = Fraction(lp.dot_overflow(d_k, "float16", *scales))
+    below = c - Fraction(2) ** (floor_log2(c) - 10)  # the float16 number before c (c > 2^e)
+    assert scaled_dot_is_inf(c, d_k, *scales) and not scaled_dot_is_inf(below, d_k, *scales)
+    assert abs(float(c) * math.sqrt(d_k) / 256 - d_k ** 0.25) < 0.01 * d_k ** 0.25
 
 
 def test_the_norms_block_quotes_256_and_the_fourth_root_gain():
-    lines = lp.markdown_blocks()["lp-norms"].splitlines()
-    for line in lines[2:2 + len(lp.NORM_D_KS)]:
-        d_k, c, norm, c_scaled, norm_scaled = (float(v) for v in line.strip("| ").split(" | "))
-        assert norm == 256
-        assert abs(norm_scaled / norm - d_k ** 0.25) < 0.01 * d_k ** 0.25
-        assert lp.dot_in([c_scaled / math.sqrt(d_k)] * int(d_k), [c_scaled] * int(d_k),
-                         "float16") == INF
+    lines = lpt.blocks()["lp-norms"].splitlines()
+    for line in lines[2:2 + len(lpt.NORM_D_KS)]:
+        d_k, c, norm, c_q, norm_q, c_both, norm_both = (
+            float(v) for v in line.strip("| ").split(" | "))
+        assert norm == 256 and c == lp.dot_overflow(int(d_k))
+        assert c_q == lp.dot_overflow(int(d_k), q_scale=d_k ** -0.5)
+        assert c_both == lp.dot_overflow(int(d_k), q_scale=d_k ** -0.25, k_scale=d_k ** -0.25)
+        for n in (norm_q, norm_both):
+            assert abs(n / norm - d_k ** 0.25) < 0.01 * d_k ** 0.25
 
 
 # ------------------------------------------------------------------ overflow probability
@@ -368,16 +410,15 @@ def test_a_probability_lost_in_its_error_bound_is_printed_as_the_bound():
     # the interview table prints that bound (it once printed "< 1e-300", which was not)
     P = lp.overflow_probability(64, 16, "float64")
     assert P.value == 0.0 and 1e-48 < P.error < 1e-47
-    assert "| < 1e-47 |" in "\n".join(lp.markdown_blocks().values())
+    assert "| < 1e-47 |" in "\n".join(lpt.blocks().values())
 
 
 @pytest.mark.slow
 def test_the_published_monte_carlo_agrees_with_the_exact_probability():
-    for d_k in lp.D_KS:  # the rows of docs/low-precision.md, same seeds and sizes
-        P = lp.overflow_probability(d_k, lp.KEYS)
-        rows = max(lp.MIN_ROWS, lp.DRAWS // d_k)
-        mc = lp.overflow_monte_carlo(d_k, lp.KEYS, rows, lp.SEED + d_k)
-        assert abs(mc.estimate - P.value) <= 4 * math.sqrt(P.value * (1 - P.value) / rows)
+    for d_k in lpt.D_KS:  # the rows of docs/low-precision.md, same seeds and sizes
+        P = lp.overflow_probability(d_k, lpt.KEYS)
+        mc = lp.overflow_monte_carlo(d_k, lpt.KEYS, lpt.ROWS, lpt.SEED + d_k)
+        assert abs(mc.estimate - P.value) <= 4 * math.sqrt(P.value * (1 - P.value) / lpt.ROWS)
 
 
 def test_the_monte_carlo_with_one_key_agrees_with_the_closed_form():
@@ -388,16 +429,15 @@ def test_the_monte_carlo_with_one_key_agrees_with_the_closed_form():
 
 
 def test_the_monte_carlo_counts_what_the_documented_draws_give_in_fractions():
-    # the protocol of overflow_monte_carlo: per row, q, then keys until one exp is inf;
-    # here every logit, exp and sum is redone in Fractions and rounded with the oracle
-    d_k, m, rows, seed = 32, 16, 20, 4
+    # the protocol of overflow_monte_carlo: per row, |q|^2 ~ chi^2(d_k) (gammavariate), then
+    # m N(0, 1) draws z_j, logits |q| z_j; here each logit's rounding to float16, its exp
+    # and the sum Z are redone in Fractions and rounded with the oracle
+    d_k, m, rows, seed = 32, 16, 40, 4
     rng, exp_overflows, sum_overflows = random.Random(seed), 0, 0
     for _ in range(rows):
-        q, e = [rng.gauss(0.0, 1.0) for _ in range(d_k)], []
-        while len(e) < m and INF not in e[-1:]:
-            k = [rng.gauss(0.0, 1.0) for _ in range(d_k)]
-            s = oracle(sum(Fraction(a) * Fraction(b) for a, b in zip(q, k)), "float16")
-            e.append(oracle(exp50(s), "float16"))
+        norm = math.sqrt(rng.gammavariate(d_k / 2, 2.0))
+        e = [oracle(exp50(oracle(norm * rng.gauss(0.0, 1.0), "float16")), "float16")
+             for _ in range(m)]
         exp_overflows += INF in e
         sum_overflows += INF in e or oracle(sum(e), "float16") == INF
     mc = lp.overflow_monte_carlo(d_k, m, rows, seed)
@@ -415,6 +455,9 @@ def test_the_monte_carlo_counts_a_row_once_and_is_reproducible():
     some = lp.overflow_monte_carlo(32, 16, 40, seed=2)  # P = 0.33 per row
     assert 0 < some.exp_overflows <= some.sum_overflows < 40
     assert some.standard_error == math.sqrt(some.estimate * (1 - some.estimate) / 40)
+    assert some.sum_estimate == some.sum_overflows / 40
+    assert some.sum_standard_error == math.sqrt(
+        some.sum_estimate * (1 - some.sum_estimate) / 40)
 
 
 # ------------------------------------------------------------------ the boundary
@@ -455,9 +498,10 @@ def test_arguments_are_not_mutated():
 # ------------------------------------------------------------------ the docs
 
 def test_the_values_name_the_limits_and_the_required_blocks_exist():
-    values = lp.markdown_values()
+    values = lpt.values()
     assert values["lp.exp.float16"] == "11.09" and values["lp.exp.float64"] == "709.78"
-    assert values["lp.largest.float16"] == "65504" and values["lp.norm.float16"] == "256"
+    assert values["lp.norm.float16"] == "256" and values["lp.spread"] == "[0.5, 0.5]"
+    assert values["lp.f32.spacing"] == "64" and values["lp.f32.absorbed"] == "32"
 
 
 def cells(block: str, rows: int):
@@ -466,7 +510,7 @@ def cells(block: str, rows: int):
 
 
 def test_the_formats_block_against_the_formats_definitions():
-    table = cells(lp.markdown_blocks()["lp-formats"], 4)
+    table = cells(lpt.blocks()["lp-formats"], 4)
     for (fmt, bits, largest, smallest, stored, at_1e9, at_1000), name in zip(table, lp.FORMATS):
         p, e_min, e_max = SPEC[name]
         assert (fmt, int(bits)) == (name, p)
@@ -478,21 +522,52 @@ def test_the_formats_block_against_the_formats_definitions():
             f"{2.0 ** (29 - p + 1):.3g}")  # 1e9 is in [2^29, 2^30)
 
 
-def test_the_exp_block_against_the_underflow_boundary_and_the_square_of_the_limit():
-    table = cells(lp.markdown_blocks()["lp-exp"], 4)
+def test_the_exp_block_against_the_underflow_boundary_and_the_first_d_k_at_the_limit():
+    table = cells(lpt.blocks()["lp-exp"], 4)
     for row, name in zip(table, lp.FORMATS):
         p, e_min, _ = SPEC[name]
         # exp(x) rounds to 0 once it is at most half the smallest positive number
         assert float(row[5]) == round((e_min - p) * math.log(2), 2)
-        assert int(row[6]) == round(lp.exp_threshold(name).real ** 2)
+        # the first integer d_k with sqrt(d_k) >= the limit: d_k - 1 < limit^2 <= d_k
+        limit, d_k = Fraction(lp.exp_threshold(name).real), int(row[6])
+        assert d_k - 1 < limit * limit <= d_k
+    assert [int(row[6]) for row in table] == [123, 7872, 7872, 503792]
+
+
+def test_the_overflow_block_labels_both_events_and_z_includes_the_single_exp():
+    table = cells(lpt.blocks()["lp-overflow"], len(lpt.D_KS))
+    for row in table:
+        exp_count, z_count = (int(cell.split("/")[0]) for cell in (row[2], row[4]))
+        assert exp_count <= z_count
+    header = lpt.blocks()["lp-overflow"].splitlines()[0]
+    assert "exp = inf" in header and "Z = inf" in header
+
+
+def test_the_format_facts_written_in_the_pages_are_the_emulations():
+    # stated as plain text, one generated value per sentence being the pages' rule
+    facts = {"docs/interview.md": [
+        f"float16 has {lp.significant_bits('float16')} significant bits and its largest "
+        f"finite number is {lp.largest_finite('float16'):.0f}",
+        f"only {lp.significant_bits('bfloat16')}\nsignificant bits",
+        f"1e9 is past {lp.largest_finite('float16'):.0f}, so -1e9 is stored as "
+        f"{lp.round_to(-1e9, 'float16')}"],
+        "docs/low-precision.md": [
+            f"adds the rows\n  where only the sum passes {lp.largest_finite('float16'):.0f}",
+            f"reaches the largest\nfinite float16 ({lp.largest_finite('float16'):.0f})"],
+        "docs/derivations.md": [f"itself pass {lp.largest_finite('float16'):.0f}"]}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for page, sentences in facts.items():
+        with open(os.path.join(root, page), encoding="utf-8") as f:
+            text = f.read()
+        for sentence in sentences:
+            assert sentence in text, (page, sentence)
 
 
 @pytest.mark.slow
 def test_the_blocks_are_complete_and_stable():
-    blocks = lp.markdown_blocks()
+    blocks = lpt.blocks()
     assert {"lp-interview", "lp-misconception", "lp-overflow", "lp-full"} <= set(blocks)
-    assert blocks == lp.markdown_blocks()
-    assert blocks["lp-interview"].endswith("[low-precision.md](low-precision.md).")
+    assert blocks == lpt.blocks()
     assert "| -1e9 added | NaN | uniform, exactly | uniform, exactly | as if unmasked" in \
         blocks["lp-misconception"]
     # bfloat16's spacing at 1000 is 4: the added -1000 row is near no answer at all
@@ -527,16 +602,16 @@ def test_the_emulation_matches_numpy(fmt):
 
     rng = random.Random(11)
     rows = [[rng.gauss(0.0, s) for _ in range(rng.randint(2, 9))] for s in (1, 3, 10)
-            for _ in range(20)] + [list(x) for x in lp.LOGITS[:5]] + [lp.SCORES]
+            for _ in range(20)] + [list(x) for x in lpt.LOGITS[:5]] + [lpt.SCORES]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for x in values(11):
             assert float(t(x)) == lp.round_to(x, fmt), x
         for x in rows:
             for shift in (True, False):
                 check(numpy_softmax(np, x, t, shift), lp.softmax_in(x, fmt, shift))
-        scores = np.array(lp.SCORES, dtype=t)
+        scores = np.array(lpt.SCORES, dtype=t)
         for fill in (-1e9, -1000.0, -INF):
             for how, masked in (("add", scores + t(fill)), ("fill", np.full_like(scores, fill))):
-                want = lp.mask_scores(lp.SCORES, NONE, fill, fmt, how)
+                want = lp.mask_scores(lpt.SCORES, NONE, fill, fmt, how)
                 assert masked.tolist() == want, (fill, how)
                 check(numpy_softmax(np, want, t, True), lp.softmax_in(want, fmt))

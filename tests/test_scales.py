@@ -13,7 +13,8 @@ import pytest
 
 from helpers import assert_close
 from oracle import U, decimal_log1p
-from scales import INPUTS, PLACES, LengthRow, LogitVariance, length_axis, logit_variance
+from scales import (INPUTS, PLACES, LengthRow, LogitVariance, length_axis, logit_variance,
+                    steady_gap)
 from softmax import softmax
 from stats import softmax_entropy
 
@@ -366,11 +367,39 @@ def test_numpy_integers_and_arrays_are_read_as_ints_and_lists():
         length_axis((16, 4096), 5.0, 16)
 
 
-def test_ln_n_scaling_keeps_the_winner_only_when_the_gap_is_at_least_ln_base():
-    # n^(g s) / (n^(g s) + n - 1), s = 1 / ln 16: rises for g s > 1, falls for g s < 1
+def test_ln_n_scaling_keeps_the_winner_only_when_the_gap_exceeds_ln_base():
+    # n^(g s) / (n^(g s) + n - 1), s = 1 / ln 16: rises for g s > 1, falls for g s <= 1
     lengths = (16, 256, 4096, 65536)
     rising, level, falling = (length_axis(lengths, gap) for gap in (5.0, math.log(16), 1.0))
     assert all(a.weight_scaled < b.weight_scaled for a, b in zip(rising, rising[1:]))
-    assert all(abs(row.weight_scaled - 0.5) < 1 / 32 for row in level)  # 16^k/(2 16^k - 1)
+    # at g = ln 16 exactly, n / (2n - 1): 16/31 = 0.516 at n_0, still falling, towards 1/2
+    assert all(a.weight_scaled > b.weight_scaled for a, b in zip(level, level[1:]))
+    assert_close([r.weight_scaled for r in level], [n / (2 * n - 1) for n in lengths],
+                 rel=tolerance(math.log(65536), 65536))
     assert all(a.weight_scaled > b.weight_scaled > b.weight for a, b in zip(falling,
                                                                           falling[1:]))
+
+
+def decimal_scaled_weight(g, n, base):
+    """n^a / (n^a + n - 1), a = g / ln(base), at 50 digits."""
+    with localcontext() as ctx:
+        ctx.prec = 50
+        a = Decimal(g) / Decimal(base).ln()
+        n_a = (a * Decimal(n).ln()).exp()
+        return n_a / (n_a + n - 1)
+
+
+@pytest.mark.parametrize("base", [2, 16, 1000], ids=lambda b: f"n_0={b}")
+def test_the_steady_gap_is_where_the_scaled_weight_stops_dipping_below_its_start(base):
+    g = steady_gap(base)
+    assert_close(g, math.log(base) * base / (base - 1), rel=4 * U)
+    grid = [base + k for k in range(0, 64)] + [base * 2 ** k for k in range(1, 20)]
+    start = decimal_scaled_weight(g, base, base)
+    assert all(decimal_scaled_weight(g, n, base) >= start for n in grid)  # never below
+    # halfway between ln(base) and it (a = g / ln base halfway to base / (base - 1)): the
+    # weight dips first, its lowest near n = a / (a - 1), then recovers towards 1
+    below = math.log(base) * (1 + base / (base - 1)) / 2
+    start = decimal_scaled_weight(below, base, base)
+    assert min(decimal_scaled_weight(below, n, base) for n in grid) < start
+    assert decimal_scaled_weight(below, 10 ** 80, base) > start
+    assert steady_gap(16) > math.log(16)  # "g > ln n_0" is not enough to never dip

@@ -1,0 +1,208 @@
+"""The tables and numbers that the pages quote from the report and the library.
+
+    python3 scripts/report_tables.py     # every table and number, as the pages show them
+
+Everything random here comes from one stats.Report (the one `python3 stats.py` prints at
+its defaults) and one additive-attention simulation per d_a; the rest is exact or
+deterministic.  The sentences around these numbers are in the pages.
+
+Public names:
+
+    ADDITIVE_D_AS, ADDITIVE_D, COST, CORRELATED, WHICH_SCALE, LENGTHS, REPORT_HEAD
+                                       the cases the tables show
+    additive(report)                   {d_a: stats.ScoreVariance} for the additive table
+    values(report, additive)           {name: text} of the numbers quoted inline
+    blocks(report, additive, printed)  {name: Markdown table} of the tables
+
+>>> values_of = values(stats.report(samples=10, trials=4, dks=(16, 1024)), {})
+>>> values_of["length.16"], values_of["length.level.16"], values_of["length.level.last"]
+('0.908', '0.516', '0.500')
+"""
+
+import math  # log, sqrt
+import os  # the library's folder, when run as a script
+import sys  # path
+from typing import Dict, List, Sequence
+
+if __name__ == "__main__":  # run as `python3 scripts/report_tables.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import attention  # noqa: E402
+import scales  # noqa: E402
+import stats  # noqa: E402
+from softmax import log_softmax  # noqa: E402
+from tables import estimate, interval, table  # noqa: E402
+
+__all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "LENGTHS",
+           "REPORT_HEAD", "additive", "values", "blocks"]
+
+ARMS = {"1": "unscaled", "1/sqrt(d_k)": "scaled"}  # the report's two arms
+C_1, C_SQRT, C_D = "c = 1", "c = 1/√d_k", "c = 1/d_k"  # the scales, as the tables label them
+ADDITIVE_D_AS = (16, 64, 256, 1024)  # additive attention's hidden widths
+ADDITIVE_D = 64  # the width of q and k there
+COST = (128, 64)  # n = m, and d_k = d_a = d_v, of the cost comparison
+CORRELATED = ((16, 64, 256, 1024), (0.0, 0.1, 0.3, 0.5))  # d_k and rho of the table
+WHICH_SCALE = (  # (d_model, heads, divide_by, where, inputs): bugs seen in public code
+    (512, 8, "d_k", "logits", "layer_norm"), (512, 8, "d_k", "q", "layer_norm"),
+    (512, 8, "d_k", "q and k", "layer_norm"), (512, 8, "d_k", "W_Q init", "layer_norm"),
+    (512, 8, "none", "logits", "layer_norm"), (512, 8, "d_model", "logits", "layer_norm"),
+    (512, 8, "d_k", "twice", "layer_norm"), (512, 8, "d_k", "logits", "E sqrt(d_model) + PE"),
+    (512, 8, "d_k", "logits", "E + PE"))
+LENGTHS = (16, 256, 4096, 65536)  # numbers of keys n; the first is n_0, the reference
+GAP = 5.0  # the winner's lead in the length table
+REPORT_HEAD = 15  # lines of `python3 stats.py` shown in the README: through section 1's table
+
+
+def additive(r: stats.Report) -> Dict[int, stats.ScoreVariance]:
+    """Var(e) of additive attention with w_v ~ N(0, 1), r.samples scores per d_a."""
+    return {d_a: stats.additive_score_variance(d_a, r.samples, d=ADDITIVE_D, seed=r.seed + d_a)
+            for d_a in ADDITIVE_D_AS}
+
+
+# ------------------------------------------------------------------ the numbers
+
+def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dict[str, str]:
+    """Return every inline number the pages take from the report and the library."""
+    out = {}
+    for d in r.dks:
+        v, se = r.variance[d]
+        u, s = (r.saturation[d, name] for name in ARMS)
+        gu, gs = (r.gradients[d, name] for name in ARMS)
+        out.update({
+            f"var.{d}": estimate(v, se), f"var.scaled.{d}": estimate(v / d, se / d),
+            f"maxp.unscaled.{d}": estimate(*u.max_weight),
+            f"maxp.scaled.{d}": estimate(*s.max_weight),
+            f"dS.unscaled.{d}": interval(gu.score_grad), f"dS.scaled.{d}": interval(gs.score_grad),
+            f"dQ.unscaled.{d}": interval(gu.query_grad), f"dQ.scaled.{d}": interval(gs.query_grad),
+            f"dQ.mean.unscaled.{d}": estimate(*gu.query_grad_mean),
+            f"dQ.mean.scaled.{d}": estimate(*gs.query_grad_mean),
+            f"dS.mean.unscaled.{d}": estimate(*gu.score_grad_mean),
+            f"dS.mean.scaled.{d}": estimate(*gs.score_grad_mean)})
+    d_model, d_k, v, se = r.projection
+    out.update({
+        "projection": f"{estimate(v, se)} at d_model = {d_model}, d_k = {d_k}",
+        "logsoftmax.100.p1": f"{log_softmax([100.0, 1.0, 1.0, 1.0])[0]:.4g}",
+        "self.64": f"{stats.correlated_logits(64, 1, '1/sqrt(d_k)', 16)[2]:.3f}"})
+    out.update(_length_values())
+    return out
+
+
+def _length_values() -> Dict[str, str]:
+    """The winner's weight over n keys, and under ln n scaling at a gap of exactly ln n_0."""
+    n_0, last = LENGTHS[0], LENGTHS[-1]
+    plain = scales.length_axis((n_0, last), GAP, n_0)
+    level = scales.length_axis((n_0, last), math.log(n_0), n_0)
+    return {"length.16": f"{plain[0].weight:.3f}", "length.65536": f"{plain[1].weight:.4f}",
+            "length.n0": str(n_0), "length.ln.n0": f"{math.log(n_0):.2f}",
+            "length.level.16": f"{level[0].weight_scaled:.3f}",
+            "length.level.last": f"{level[1].weight_scaled:.3f}",
+            "length.steady": f"{scales.steady_gap(n_0):.2f}"}
+
+
+# ------------------------------------------------------------------ the tables
+
+def blocks(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance],
+           printed: Sequence[str]) -> Dict[str, str]:
+    """Return every table the pages take from the report and the library, by name;
+    printed is what `python3 stats.py` prints for r."""
+    return {"report-head": "\n".join(["```"] + list(printed[:REPORT_HEAD]) + ["...", "```"]),
+            "argument-table": _argument_tables(r), "scales-table": _scales_table(r.dks),
+            "correlated-table": _correlated_table(), "which-scale-table": _which_scale_table(),
+            "length-table": _length_table(), "cost-table": _cost_table(),
+            "additive-table": _additive_table(additive_var)}
+
+
+def _argument_tables(r: stats.Report) -> str:
+    """The variance (+- one standard error) and the largest weight (mean +- standard error)
+    per d_k; then the median gradients [95% interval], unscaled and scaled."""
+    spread = []
+    for d in r.dks:
+        v, se = r.variance[d]
+        u, s = (r.saturation[d, name] for name in ARMS)
+        spread.append([d, estimate(v, se), estimate(v / d, se / d), estimate(*u.max_weight),
+                       estimate(*s.max_weight)])
+    gradients = []
+    for d in r.dks:
+        gu, gs = (r.gradients[d, name] for name in ARMS)
+        gradients.append([d, interval(gu.score_grad), interval(gs.score_grad),
+                          interval(gu.query_grad), interval(gs.query_grad)])
+    return "\n\n".join([
+        table(["d_k", "Var(q·k)", "Var(q·k/√d_k)", f"largest weight, {C_1}",
+               f"largest weight, {C_SQRT}"], spread),
+        table(["d_k", f"‖dL/dS‖, {C_1}", f"‖dL/dS‖, {C_SQRT}", f"‖dL/dQ‖, {C_1}",
+               f"‖dL/dQ‖, {C_SQRT}"], gradients)])
+
+
+def _scales_table(dks: Sequence[int]) -> str:
+    """Var(c q . k) = d_k c^2 at initialisation for each scale choice."""
+    return table(["d_k"] + [f"c = {name}" for name in stats.SCALE_CHOICES],
+                 [[d] + [f"{d * stats.scale_factor(name, d) ** 2:.4g}"
+                         for name in stats.SCALE_CHOICES] for d in dks])
+
+
+def _correlated_table() -> str:
+    """The matched key's logit (mean, std) and its weight over 16 keys when every logit sits
+    at its mean, for correlated q and k, under 1/sqrt(d_k) and under 1/d_k."""
+    dks, rhos = CORRELATED
+    rows = []
+    for rho in rhos:
+        for d in dks:
+            cells = [stats.correlated_logits(d, rho, name) for name in ("1/sqrt(d_k)", "1/d_k")]
+            rows.append([f"{rho:g}", d] + [text for mu, std, w in cells
+                                           for text in (f"{mu:.3g}", f"{std:.3g}", f"{w:.3f}")])
+    return table(["rho", "d_k", f"mean logit, {C_SQRT}", "std", "weight",
+                  f"mean logit, {C_D}", "std", "weight"], rows)
+
+
+def _which_scale_table() -> str:
+    """logit_variance for the scale placements and bugs of WHICH_SCALE."""
+    rows = []
+    for d_model, heads, divide_by, where, inputs in WHICH_SCALE:
+        lv = scales.logit_variance(d_model, heads, divide_by=divide_by, where=where,
+                                   inputs=inputs)
+        divisor = "-" if divide_by == "none" else f"sqrt({divide_by})"
+        rows.append([d_model, heads, divisor, where, inputs, lv.variance, lv.verdict])
+    return table(["d_model", "heads", "divides by", "where", "inputs", "Var(logit) at init",
+                  "verdict"], rows)
+
+
+def _length_table() -> str:
+    """The winner's weight and the entropy against the number of keys, gap GAP."""
+    rows = [[f"{row.n:,}", f"{row.weight:.4g}", f"{row.entropy:.3f}", f"{math.log(row.n):.3f}",
+             f"{row.weight_scaled:.4g}", f"{row.entropy_scaled:.3f}"]
+            for row in scales.length_axis(LENGTHS, GAP, LENGTHS[0])]
+    return table(["keys n", "winner's weight", "entropy (nats)", "ln n",
+                  "weight, ln n scaling", "entropy, ln n scaling"], rows)
+
+
+def _cost_table() -> str:
+    """The arithmetic of one forward pass of each kind of attention, at COST."""
+    n, d = COST
+    rows = []
+    for name, cost in (("dot-product", attention.dot_product_attention_cost(n, n, d, d)),
+                       ("additive", attention.additive_attention_cost(n, n, d, d))):
+        rows.append([name, f"{cost.multiply_adds:,}", f"{cost.exps:,}", f"{cost.tanhs:,}"])
+    return table([f"n = m = {n}, d_k = d_a = d_v = {d}", "multiply-adds", "exp", "tanh"], rows)
+
+
+def _additive_table(additive_var: Dict[int, stats.ScoreVariance]) -> str:
+    """Var(e) of additive attention against d_a: w_v ~ N(0, 1), and N(0, 1/d_a).
+
+    additive_score_variance uses the same draws for every sigma_w, so the fan-in variance
+    is Var(e) / d_a, and so is its standard error.
+    """
+    rows: List[list] = [[d_a, estimate(v, se), estimate(v / d_a, se / d_a)]
+                        for d_a, (v, se) in additive_var.items()]
+    return table(["d_a", "Var(e), w_v ~ N(0, 1)", "Var(e), w_v ~ N(0, 1/d_a)"], rows)
+
+
+if __name__ == "__main__":  # the default report (seconds), then every table and number
+    import argparse
+    argparse.ArgumentParser(prog="python3 scripts/report_tables.py",
+                            description=__doc__.split("\n\n")[0]).parse_args()
+    report = stats.report()
+    variances = additive(report)
+    for name, text in blocks(report, variances, []).items():
+        print(f"{name}:\n{text}\n")
+    for name, text in values(report, variances).items():
+        print(f"{name}: {text}")

@@ -1,0 +1,56 @@
+"""Every program a reader may run does what its documentation says: `python3 PATH` (or
+`python3 PATH --help`, where a full run takes long) exits 0 with output, from the
+repository root and from the program's own folder, with nothing on PYTHONPATH.
+
+The programs of scripts/ and benchmarks/ are found by listing the folders, so a new one
+cannot be forgotten; the other folders' entry points are named.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARGUMENTS = {  # program -> the arguments of a quick documented run ([] for the full run)
+    "stats.py": ["--help"],
+    "scripts/build.py": ["--help"],  # a full run is `python3 scripts/build.py --check`: 10 s
+    "scripts/check_frameworks.py": [],  # without torch and jax: says each is skipped
+    "scripts/compensated.py": [],
+    "scripts/figures.py": [],
+    "scripts/lowprecision.py": [],
+    "scripts/lowprecision_tables.py": ["--help"],  # a full run: the Monte Carlo, 2 s
+    "scripts/report_tables.py": ["--help"],  # a full run computes the report: seconds
+    "scripts/scales.py": [],
+    "scripts/tables.py": [],
+    "scripts/whiteboard.py": [],
+    "scripts/worked_examples.py": [],
+    "benchmarks/bench.py": ["--help"],  # a full run takes minutes
+    "benchmarks/accuracy.py": ["--vectors", "5"],
+    "interview/check.py": ["--help"],
+    "experiments/learning.py": ["--help"],
+    "tools/mutate.py": ["--help"],
+}
+
+
+def run(program, arguments, cwd):
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    path = os.path.relpath(os.path.join(ROOT, program), cwd)
+    return subprocess.run([sys.executable, path] + arguments, cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_every_program_of_scripts_and_benchmarks_is_listed():
+    found = {f"{folder}/{name}" for folder in ("scripts", "benchmarks")
+             for name in os.listdir(os.path.join(ROOT, folder)) if name.endswith(".py")}
+    assert found <= set(ARGUMENTS), sorted(found - set(ARGUMENTS))
+
+
+@pytest.mark.parametrize("where", ["root", "own folder"])
+@pytest.mark.parametrize("program", sorted(ARGUMENTS))
+def test_the_program_runs_as_documented(program, where):
+    cwd = ROOT if where == "root" else os.path.dirname(os.path.join(ROOT, program))
+    result = run(program, ARGUMENTS[program], cwd)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip(), "no output"
