@@ -228,7 +228,7 @@ def _results(child: Child, calls, spec, conventions: Conventions, batched: bool,
             continue
         verdict, output = _one(child, calls, spec, batch(case, spec) if batched else case,
                                conventions)
-        troubles += verdict.mistake in (TIME_OUT, DIED, UNREADABLE)
+        troubles += verdict.mistake in (TIME_OUT, DIED, UNREADABLE)  # the child was killed
         yield _result(case.title, verdict, edge, output, strict)
 
 

@@ -110,6 +110,7 @@ TIME_OUT = Mistake("time limit", "checker.md#time-limits")
 DIED = Mistake("process died", "checker.md#time-limits")
 NOT_RUN = Mistake("not run", "checker.md#time-limits")
 UNREADABLE = Mistake("unreadable reply", "checker.md#unreadable-replies")
+UNREADABLE_ANSWER = Mistake("unreadable answer", "checker.md#unreadable-replies")
 NONDETERMINISTIC = Mistake("nondeterministic", "checker.md#each-case-runs-twice")
 MUTATED = Mistake("argument changed in place", "interview.md#may-attention-change-its-arguments")
 RAISED = Mistake("error on valid input", "checker.md#an-error-on-valid-input")
@@ -117,7 +118,7 @@ IMPORT_FAILED = Mistake("error on import", "checker.md#an-error-on-valid-input")
 NEEDS_ARRAYS = Mistake("needs arrays: add --arrays", "checker.md#arrays-and-batches")
 WRONG_SHAPE = Mistake("wrong shape", "interview.md#what-does-attention-return-weights-or-outputs")
 NOT_FINITE = Mistake("not finite", "checker.md#no-named-mistake")
-ROUNDED = Mistake("rounded", "checker.md#rounded-output")
+ROUNDED = Mistake("rounded", "checker.md#how-a-mistake-is-named")
 PRECISION = {f: Mistake(f"{f} precision", "interview.md#what-changes-in-float16-and-bfloat16")
              for f in LOW}
 UNNAMED = Mistake("no named mistake", "checker.md#no-named-mistake")
@@ -172,12 +173,14 @@ def _both(stack: Callable, a, b):
 
 # ------------------------------------------------------------------------ judging
 
+BROKEN = {"timeout": TIME_OUT, "died": DIED, "broken": UNREADABLE, "unreadable": UNREADABLE_ANSWER}
+
+
 def judge(case: Case, first, second, expect: Expectation, conventions: Conventions) -> Verdict:
     """The verdict on one case from the candidate's two replies (runner.Reply)."""
     for reply in (first, second):
-        if reply is not None and reply.kind in ("timeout", "died", "unreadable"):
-            mistake = {"timeout": TIME_OUT, "died": DIED, "unreadable": UNREADABLE}[reply.kind]
-            return Verdict("FAIL", mistake, reply.error)
+        if reply is not None and reply.kind in BROKEN:
+            return Verdict("FAIL", BROKEN[reply.kind], reply.error)
     apart = _apart(first, second, expect.reference)
     if apart:
         return Verdict("FAIL", NONDETERMINISTIC, apart)
@@ -349,7 +352,7 @@ def close(got, want, tol: float) -> bool:
     if isinstance(want, float):
         if math.isnan(want):
             return isinstance(got, float) and not math.isfinite(got)
-        return isinstance(got, float) and abs(got - want) <= tol
+        return isinstance(got, float) and (got == want or abs(got - want) <= tol)
     return isinstance(got, list) and isinstance(want, list) and len(got) == len(want) and all(
         close(g, w, tol) for g, w in zip(got, want))
 

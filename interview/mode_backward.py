@@ -15,7 +15,7 @@ from typing import List, Optional
 from attention import attention_backward, matmul, transpose
 from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
 from mode_forward import (BY_D_K, NO_SCALE, T, allowed, default_scale, gauss, logits, mix,
-                          rounded, softmax_row, title)
+                          other_alignment, rounded, softmax_row, title)
 
 BACKWARD = "interview.md#derive-the-attention-backward-pass"
 UNSCALED = Mistake("dQ, dK unscaled", BACKWARD)
@@ -97,6 +97,9 @@ def expect(case: Case, conventions) -> Expectation:
                      Variant(DS_Q, gradients(case, keep, c, "dS Q"))]
     if keep is not None:
         variants.append(Variant(MASKED_GRADIENT, gradients(case, keep, c, "mask ignored")))
+    if case.causal:
+        mistake, other, convention = other_alignment(case, conventions)
+        variants.append(Variant(mistake, gradients(case, other, c), convention))
     tol = tolerance(reference)
     return Expectation(reference, [v for v in variants if not close(v.answer, reference, tol)],
                        precision=lambda fmt: _in_format(case, keep, c, fmt))

@@ -224,10 +224,8 @@ def _mask_variants(case: Case, raw: Matrix, c: float, keep, conventions) -> List
                 Variant(zero, attend(logits(raw, c, keep, 0.0), V))]
     if case.causal:
         shift = m - n if conventions.align == "bottom-right" else 0
-        other = "top-left" if shift else "bottom-right"
-        convention = Variant(TOP_LEFT if shift else BOTTOM_RIGHT,
-                             attend(logits(raw, c, causal_mask(n, m, align=other)), V),
-                             {"align": other})
+        mistake, other, implied = other_alignment(case, conventions)
+        convention = Variant(mistake, attend(logits(raw, c, other), V), implied)
         rules = [(CAUSAL_IGNORED, lambda i, j: True), (FUTURE, lambda i, j: j >= i + shift),
                  (STRICT, lambda i, j: j < i + shift), (PLUS_ONE, lambda i, j: j <= i + shift + 1)]
         return variants + [convention] + [
@@ -255,6 +253,14 @@ def no_key(case: Case, keep, reference: list) -> List[NoKey]:
             NoKey("mean of V", [mean if r is None else r for r in reference]),
             NoKey("as if unmasked", [u if r is None else r for r, u in zip(reference, unmasked)],
                   UNMASKED_ROW)]
+
+
+def other_alignment(case: Case, conventions) -> tuple:
+    """(the convention Mistake, the other alignment's keys) for a causal case: bottom-right
+    when top-left is expected, and the other way round."""
+    other = "top-left" if conventions.align == "bottom-right" else "bottom-right"
+    keep = allowed(case._replace(causal=True), other)
+    return (TOP_LEFT if other == "top-left" else BOTTOM_RIGHT), keep, {"align": other}
 
 
 def default_scale(case: Case) -> float:
@@ -363,8 +369,8 @@ def fitted_scale(case: Case, keep, got) -> Optional[tuple]:
         x, y = b - (b - a) / 1.618033988749895, a + (b - a) / 1.618033988749895
         a, b = (a, y) if error(x) < error(y) else (x, b)
     c = math.exp((a + b) / 2)
-    if error(math.log(c)) > 10 * tolerance(got):
-        return None
+    if error(math.log(c)) > 10 * tolerance(got) or abs(c * math.sqrt(len(K[0])) - 1) < 1e-6:
+        return None  # no constant fits, or the right one does: the error lies elsewhere
     x = 1 / (c * c)
     return OTHER_SCALE, (f"1/sqrt({round(x)})" if abs(x - round(x)) < 1e-6 * x else f"{c:.4g}")
 

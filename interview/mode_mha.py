@@ -10,10 +10,10 @@ import math  # sqrt, fsum
 import random  # the seeded inputs
 from typing import List
 
-from attention import causal_mask, matmul, multi_head_attention
+from attention import matmul, multi_head_attention
 from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
-from mode_forward import (BOTTOM_RIGHT, BY_D_K, NO_SCALE, TOP_LEFT, UNMASKED_ROW, T, allowed,
-                          attend, gauss, logits, mix, rounded, softmax_row, stack, unpack)
+from mode_forward import (BY_D_K, NO_SCALE, UNMASKED_ROW, T, allowed, attend, gauss, logits,
+                          mix, other_alignment, rounded, softmax_row, stack, unpack)
 
 MULTI = "interview.md#write-multi-head-attention"
 BY_SQRT_D_MODEL = Mistake("scale 1/sqrt(d_model)", MULTI)
@@ -95,10 +95,8 @@ def expect(case: Case, conventions) -> Expectation:
     variants = [Variant(mistake, heads(case, keep, slip)) for mistake, slip in SLIPS.items()]
     variants += [Variant(axis(t + 1), heads(case, keep, f"axis {t}")) for t in range(h)]
     if case.causal:
-        other = "top-left" if conventions.align == "bottom-right" else "bottom-right"
-        n, m = len(case.args[0]), len(case.args[1])
-        variants.append(Variant(TOP_LEFT if other == "top-left" else BOTTOM_RIGHT,
-                                heads(case, causal_mask(n, m, align=other)), {"align": other}))
+        mistake, other, convention = other_alignment(case, conventions)
+        variants.append(Variant(mistake, heads(case, other), convention))
     tol = tolerance(reference)
     return Expectation(reference, [v for v in variants if not close(v.answer, reference, tol)],
                        _no_key(case, keep, reference), lambda fmt: _in_format(case, keep, fmt))

@@ -17,8 +17,8 @@ from typing import List
 from attention import matmul, transpose
 from judge import Case, Expectation, Mistake, Mode, Variant, close, tolerance
 from mode_forward import (BY_D_K, NO_SCALE, allowed, default_scale, exp_ieee, fitted_scale,
-                          gauss, in_format, logits, logits_case, no_key, right_answer, stack,
-                          title, unpack)
+                          gauss, in_format, logits, logits_case, no_key, other_alignment,
+                          right_answer, stack, title, unpack)
 
 ONE_PASS = "interview.md#write-attention-in-one-pass"
 MAX_FROM_0 = Mistake("running max from 0", ONE_PASS)
@@ -73,6 +73,10 @@ def expect(case: Case, conventions) -> Expectation:
     S = logits(raw, c, keep)
     variants = [Variant(mistake, one_pass(S, V, case.block_size, slip))
                 for mistake, slip in SLIPS.items()]
+    if case.causal:
+        mistake, other, convention = other_alignment(case, conventions)
+        variants.append(Variant(mistake, one_pass(logits(raw, c, other), V, case.block_size),
+                                convention))
     if case.scale is None:
         variants += [Variant(NO_SCALE, one_pass(logits(raw, 1.0, keep), V, case.block_size)),
                      Variant(BY_D_K, one_pass(logits(raw, 1 / len(K[0]), keep), V,

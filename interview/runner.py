@@ -30,7 +30,8 @@ LOAD_FACTOR = 5  # loading the file (NumPy's or PyTorch's import) may take this 
 
 
 class Reply(NamedTuple):
-    """What one call did: kind is "returned", "raised", "timeout", "died" or "unreadable"."""
+    """What one call did: kind is "returned", "raised", "unreadable" (the child could not read
+    the answer as numbers), "timeout", "died" or "broken" (a reply that is not one)."""
     kind: str
     value: object = None  # the answer: nested lists of floats, None, dicts of them
     types: tuple = ()  # raised: the names of the exception's classes, its own first
@@ -71,7 +72,7 @@ class Child:
         if isinstance(line, Reply):
             return line
         reply = _reply(line, self.calls, self._lines())
-        return reply if isinstance(reply, Reply) else self._stop("unreadable", reply)
+        return reply if isinstance(reply, Reply) else self._stop("broken", reply)
 
     def close(self) -> None:
         """Kill the child's process group (the candidate's own processes too), then reap."""
@@ -97,7 +98,7 @@ class Child:
         if info is None or info.get("op") != "loaded":
             self.close()
             usage = info is not None and info["op"] == "usage"
-            raise LoadError(info["error"] if info else "unreadable reply", usage=usage)
+            raise LoadError(info["error"] if info else "broken reply", usage=usage)
         self.output = self._lines()
         return info
 
@@ -144,9 +145,9 @@ class Child:
                     return self._stop("died", "")
                 line += chunk
             if len(line) > MAX_REPLY + 1:
-                return self._stop("unreadable", "reply over 1 MiB")
+                return self._stop("broken", "reply over 1 MiB")
         line, rest = bytes(line).split(b"\n", 1)
-        return self._stop("unreadable", "more than one reply") if rest else line
+        return self._stop("broken", "more than one reply") if rest else line
 
     def _stop(self, kind: str, error: str) -> Reply:
         """Kill the child after a call that went wrong; the next call loads the file again."""
