@@ -27,7 +27,6 @@ def attention_backward(Q, K, V, dO, mask=None, is_causal=False, scale=None):
     dP = [[sum(dO[i][t] * V[j][t] for t in range(d_v)) for j in range(m)] for i in range(n)]
     dS = []
     for i in range(n):
-        inner = sum(P[i][j] * dP[i][j] for j in range(m))
         dS.append([P[i][j] * (1 - P[i][j]) * dP[i][j] for j in range(m)])
     dQ = [[c * sum(dS[i][j] * K[j][t] for j in range(m)) for t in range(d_k)]
           for i in range(n)]

@@ -22,7 +22,8 @@ def attention_backward(Q, K, V, dO, mask=None, is_causal=False, scale=None):
         e = [math.exp(x - top) for x in s]
         Z = sum(e)
         P.append([x / Z for x in e])
-    dV = [[sum(c * sum(a * b for a, b in zip(Q[i], K[j])) * dO[i][t] for i in range(n)) for t in range(d_v)] for j in range(m)]
+    dV = [[sum(c * sum(a * b for a, b in zip(Q[i], K[j])) * dO[i][t]
+                for i in range(n)) for t in range(d_v)] for j in range(m)]
     dP = [[sum(dO[i][t] * V[j][t] for t in range(d_v)) for j in range(m)] for i in range(n)]
     dS = []
     for i in range(n):

@@ -1,4 +1,5 @@
-"""Wrong: an off-by-one causal mask: query i sees the keys j < i only, not j <= i (the diagonal masked)."""
+"""Wrong: an off-by-one causal mask: query i sees the keys j < i only, not j <= i (the
+diagonal masked)."""
 
 import math
 

@@ -35,9 +35,9 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None, is
 
     heads = []
     for t in range(h):
-        Q_t = [row[t::h] for row in Q]
-        K_t = [row[t::h] for row in K]
-        V_t = [row[t::h] for row in V]
+        Q_t = [row[t:h * d_k:h] for row in Q]
+        K_t = [row[t:h * d_k:h] for row in K]
+        V_t = [row[t:h * d_v:h] for row in V]
         heads.append(attention(Q_t, K_t, V_t, 1 / math.sqrt(d_k), allowed))
     concat = [[x for head in heads for x in head[i]] for i in range(len(X_q))]
     return matmul(concat, W_O)

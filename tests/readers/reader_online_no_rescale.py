@@ -4,7 +4,7 @@ import math
 
 
 def online_attention(Q, K, V, block_size, mask=None, is_causal=False):
-    n, m, d_k, d_v = len(Q), len(K), len(K[0]), len(V[0])
+    m, d_k, d_v = len(K), len(K[0]), len(V[0])
     if any(len(row) != d_k for row in Q + K) or len(V) != m:
         raise ValueError("online_attention: need Q n x d_k, K m x d_k, V m x d_v")
     c = 1 / math.sqrt(d_k)
@@ -19,7 +19,6 @@ def online_attention(Q, K, V, block_size, mask=None, is_causal=False):
             if max(s) == -math.inf:
                 continue  # a block the mask hides entirely
             new = max(mx, max(s))
-            r = math.exp(mx - new)  # rescales what came before the new max
             e = [math.exp(x - new) for x in s]
             o_b = [sum(e_j * V[start + jj][t] for jj, e_j in enumerate(e)) for t in range(d_v)]
             d = d + sum(e)

@@ -6,7 +6,7 @@ import math
 
 
 def streaming_attention(Q, K, V, B, is_causal=False):
-    n, m, d_k = len(Q), len(K), len(K[0])
+    m, d_k = len(K), len(K[0])
     if any(len(row) != d_k for row in Q + K) or len(V) != m:
         raise ValueError("streaming_attention: shapes do not match")
     out = []

@@ -4,7 +4,7 @@ import math
 
 
 def online_attention(Q, K, V, block_size, mask=None, is_causal=False):
-    n, m, d_k, d_v = len(Q), len(K), len(K[0]), len(V[0])
+    m, d_k, d_v = len(K), len(K[0]), len(V[0])
     if any(len(row) != d_k for row in Q + K) or len(V) != m:
         raise ValueError("online_attention: need Q n x d_k, K m x d_k, V m x d_v")
     c = 1 / d_k

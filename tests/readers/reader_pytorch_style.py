@@ -7,7 +7,7 @@ import math
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None):
-    L, S, E = len(query), len(key), len(query[0])
+    S, E = len(key), len(query[0])
     if any(len(row) != E for row in query + key) or len(value) != S:
         raise ValueError("shapes do not match")
     c = 1 / math.sqrt(E) if scale is None else scale

@@ -1,4 +1,5 @@
-"""Wrong: softmax shifted by the row's first entry, which overflows when a later logit is 709 above it."""
+"""Wrong: softmax shifted by the row's first entry, which overflows when a later logit is
+709 above it."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""Wrong: softmax shifted by the row's minimum, so a row whose logits span more than about 709 overflows."""
+"""Wrong: softmax shifted by the row's minimum, so a row whose logits span more than about
+709 overflows."""
 
 import math
 
