@@ -11,7 +11,7 @@ The spellings taken (PyTorch's, FlashAttention's, JAX's and this project's), by 
     causal      is_causal, causal
     scale       scale, softmax_scale
     block_size  block_size, block, chunk_size, tile_size, Bc, B_c  (else the next positional)
-    dropout     dropout_p, dropout                   passed as 0.0
+    dropout     dropout_p, dropout                   0.0 when it has no default
 """
 
 from typing import List, NamedTuple, Optional
@@ -23,7 +23,7 @@ SPELLINGS = {
     "causal": ("is_causal", "causal"),
     "scale": ("scale", "softmax_scale"),
     "block_size": ("block_size", "block", "chunk_size", "tile_size", "Bc", "B_c"),
-    "dropout": ("dropout_p", "dropout"),  # passed as 0.0, so that the output is deterministic
+    "dropout": ("dropout_p", "dropout"),  # 0.0 when required, so that the output is the same
 }
 POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
 
@@ -87,7 +87,7 @@ def arguments(plan: Plan, case: Case, conventions: Conventions) -> Optional[tupl
         kwargs[spelled["causal"]] = case.causal
     if case.scale is not None or "scale" in plan.required:
         kwargs[spelled["scale"]] = case.scale if case.scale is not None else _default(case)
-    if "dropout" in spelled:
+    if "dropout" in plan.required:  # a default is left alone: it may be a module, not p
         kwargs[spelled["dropout"]] = 0.0
     if case.block_size is not None:
         if plan.block_positional:

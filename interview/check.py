@@ -148,6 +148,7 @@ def check(path: str, mode: str = "attention", name: Optional[str] = None, *,
             raise UsageError(str(e)) from None
         conventions = Conventions(true_blocks, causal)
         header = _header(path, calls, spec, conventions, arrays, batched)
+        header += Result("", "", output=child.output).lines()[1:]  # its prints on loading
         for line in header:
             echo(line)
         results = []
@@ -267,7 +268,8 @@ def _header(path: str, calls, spec, conventions: Conventions, arrays: bool,
             batched: bool) -> List[str]:
     """The call as made, then the conventions the answers are judged in."""
     shown = list(calls.labels) + ["block_size"] * calls.block_positional
-    shown += [f"{p}=" for p in calls.keywords.values()]
+    shown += [f"{p}=" for option, p in calls.keywords.items()
+              if option != "dropout" or option in calls.required]
     facts = [spec.header] if spec.header else []
     if "mask" in calls.keywords:
         facts.append("mask True = " + ("blocked" if conventions.true_blocks else "may attend"))

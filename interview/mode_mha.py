@@ -17,12 +17,14 @@ from mode_forward import (BY_D_K, NO_SCALE, UNMASKED_ROW, T, allowed, attend, ga
 
 MULTI = "interview.md#write-multi-head-attention"
 BY_SQRT_D_MODEL = Mistake("scale 1/sqrt(d_model)", MULTI)
+BY_SQRT_WIDTH = Mistake("scale 1/sqrt(h d_k)", MULTI)
 INTERLEAVED = Mistake("heads interleaved", MULTI)
 REVERSED = Mistake("heads in wrong order", MULTI)
 NO_W_O = Mistake("W_O missing", MULTI)
 ONE_HEAD = Mistake("one head only", MULTI)
-SLIPS = {BY_SQRT_D_MODEL: "d_model", INTERLEAVED: "interleaved", REVERSED: "reversed",
-         NO_W_O: "no W_O", ONE_HEAD: "one head", NO_SCALE: "no scale", BY_D_K: "d_k"}
+SLIPS = {BY_SQRT_D_MODEL: "d_model", BY_SQRT_WIDTH: "width", INTERLEAVED: "interleaved",
+         REVERSED: "reversed", NO_W_O: "no W_O", ONE_HEAD: "one head", NO_SCALE: "no scale",
+         BY_D_K: "d_k"}
 
 
 def axis(t: int) -> Mistake:
@@ -124,8 +126,8 @@ def heads(case: Case, keep, slip: str = "") -> list:
     h = 1 if slip == "one head" else h
     Q, K, V = matmul(X_q, W_Q), matmul(X_kv, W_K), matmul(X_kv, W_V)
     d_k = len(Q[0]) // h
-    c = {"d_model": 1 / math.sqrt(len(X_q[0])), "no scale": 1.0, "d_k": 1 / d_k}.get(
-        slip, 1 / math.sqrt(d_k))
+    c = {"d_model": 1 / math.sqrt(len(X_q[0])), "width": 1 / math.sqrt(len(Q[0])),
+         "no scale": 1.0, "d_k": 1 / d_k}.get(slip, 1 / math.sqrt(d_k))
     outputs = []
     for t in range(h):
         Q_t, K_t, V_t = (_slice(A, t, h, slip == "interleaved") for A in (Q, K, V))
