@@ -463,6 +463,10 @@ def test_a_required_mask_is_all_true_where_a_case_has_none():
         "mask": [[False] * 4] * 3}
     causal = next(c for c in F.cases() if c.causal)
     assert arguments(calls, causal, judge.Conventions()) is None  # no is_causal to pass
+    dropout = Plan("f", ("Q", "K", "V"), {"dropout": "dropout"}, (), ())
+    assert arguments(dropout, case, judge.Conventions())[1] == {}  # its default may be a module
+    required = dropout._replace(required=("dropout",))
+    assert arguments(required, case, judge.Conventions())[1] == {"dropout": 0.0}
 
 
 def test_a_parameter_that_looks_like_a_mask_is_never_skipped_silently():
@@ -640,6 +644,17 @@ def test_a_file_that_cannot_be_checked_is_a_usage_error(tmp_path, source, messag
     with pytest.raises(check.UsageError) as error:
         check.check_attention(str(path), time_limit=10)
     assert str(error.value).startswith(message)
+
+
+@pytest.mark.slow
+def test_what_the_file_prints_on_loading_is_shown_under_the_header(tmp_path, capsys):
+    path = tmp_path / "prints.py"
+    path.write_text("for k in range(5):\n    print('line', k)\n\n\ndef attention(Q, K, V):\n"
+                    "    return V\n")
+    check.main([str(path)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:5] == ["        | line 0", "        | line 1", "        | line 2",
+                          "        | (+2 more lines)"]
 
 
 @pytest.mark.slow
