@@ -135,6 +135,8 @@ def check(path: str, mode: str = "attention", name: Optional[str] = None, *,
     spec, echo = MODES[mode], echo or (lambda line: None)
     if not os.path.isfile(path):
         raise UsageError(f"no such file: {path}")
+    if not path.endswith(".py"):
+        raise UsageError(f"{path} is not a .py file")
     try:
         child = Child(path, (name,) if name else spec.names, arrays, time_limit)
     except LoadError as e:

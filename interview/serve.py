@@ -215,7 +215,7 @@ def _types(e: BaseException) -> list:
 
 
 def _text(e: BaseException, own: str) -> str:
-    """"TypeError at file.py:12: message" in one line of at most 160 characters: the last
+    """"TypeError at file.py:12: message" in one line of at most 120 characters: the last
     line of the candidate's files in the traceback; the type's name alone when str(e) fails."""
     try:
         frames = [fr for fr in traceback.extract_tb(e.__traceback__)
@@ -229,7 +229,7 @@ def _text(e: BaseException, own: str) -> str:
     except BaseException:  # an exception whose __str__ raises
         message = ""
     text = type(e).__name__ + where + (f": {message}" if message else "")
-    return text if len(text) <= 160 else text[:157] + "..."
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 if __name__ == "__main__":

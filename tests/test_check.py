@@ -603,9 +603,11 @@ def test_the_candidates_output_is_shown_indented_under_its_case_never_as_a_repor
 
 
 @pytest.mark.slow
-def test_an_interrupt_at_import_or_in_a_call_is_reported_in_one_line():
+def test_an_interrupt_or_an_unprintable_exception_is_reported_in_one_line():
     for spec, first in (("reader_interrupt_import.py", "loading the file: error on import"),
-                        ("reader_interrupt_call.py", "n=3 m=5 d_k=16 d_v=2: error on valid")):
+                        ("reader_interrupt_call.py", "n=3 m=5 d_k=16 d_v=2: error on valid"),
+                        ("reader_bad_str.py", "n=3 m=5 d_k=16 d_v=2: error on valid input "
+                         "(Broken at reader_bad_str.py:10) ->")):
         done = run("tests/readers/" + spec)
         assert (done.returncode, done.stderr) == (1, ""), spec
         assert done.stdout.splitlines()[1].startswith("  FAIL  " + first), spec
@@ -623,7 +625,8 @@ def test_an_interrupt_at_import_or_in_a_call_is_reported_in_one_line():
      "python3 interview/check.py --help)"),
     (["x.py", "--softmax", "--mha"], "check.py: argument --mha: not allowed with argument "
      "--softmax (see python3 interview/check.py --help)"),
-], ids=["no-file", "no-function", "bad-time-limit", "bad-flag", "two-modes"])
+    (["README.md"], "check.py: README.md is not a .py file"),
+], ids=["no-file", "no-function", "bad-time-limit", "bad-flag", "two-modes", "not-python"])
 def test_a_usage_error_exits_2_with_one_line(args, message):
     done = run(*args)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", message + "\n")
