@@ -70,16 +70,20 @@ class Result(NamedTuple):
     output: tuple = ()  # the candidate's own printed lines
 
     def lines(self) -> List[str]:
-        said = ": ".join(filter(None, [self.title, self.mistake]))
-        said += f" ({self.detail})" if self.detail and self.mistake else (
-            f": {self.detail}" if self.detail else "")
+        """The verdict's line, the question a NOTE raises, and the candidate's own output."""
+        said = self.title + (f": {self.mistake}" if self.mistake else "")
+        if self.detail:
+            said += f" ({self.detail})" if self.mistake else f": {self.detail}"
         lines = [f"  {self.status:<4}  {said}" + (f" -> {self.link}" if self.link else "")]
-        if self.status != "ok" and self.link:
-            asked = question(self.link)
-            lines += [f"        asked: {asked}"] if asked and self.status == "NOTE" else []
-        shown = [f"        | {line[:100]}" for line in self.output[:SHOWN]]
-        more = len(self.output) - SHOWN
-        return lines + shown + ([f"        | (+{more} more lines)"] if more > 0 else [])
+        asked = question(self.link) if self.status == "NOTE" and self.link else ""
+        return lines + ([f"        asked: {asked}"] if asked else []) + quoted(self.output)
+
+
+def quoted(output: tuple) -> List[str]:
+    """The candidate's printed lines, indented after "|", the first SHOWN of them."""
+    more = len(output) - SHOWN
+    return [f"        | {line[:100]}" for line in output[:SHOWN]] + (
+        [f"        | (+{more} more lines)"] if more > 0 else [])
 
 
 class Report(NamedTuple):
@@ -150,7 +154,7 @@ def check(path: str, mode: str = "attention", name: Optional[str] = None, *,
             raise UsageError(str(e)) from None
         conventions = Conventions(true_blocks, causal)
         header = _header(path, calls, spec, conventions, arrays, batched)
-        header += Result("", "", output=child.output).lines()[1:]  # its prints on loading
+        header += quoted(child.output)  # what the file printed on loading
         for line in header:
             echo(line)
         results = []

@@ -128,8 +128,6 @@ NAN_ROW = Mistake("NaN", FULL)
 ODD_ERROR = Mistake("not a ValueError", FULL)
 UNMASKED_ROW = Mistake("attends as if unmasked", FULL)
 OTHER_ROW = Mistake("neither zeros nor uniform", FULL)
-
-
 FIRST_BATCH = Mistake("first batch only", "checker.md#arrays-and-batches")
 BATCH_DROPPED = Mistake("batch axis dropped", "checker.md#arrays-and-batches")
 
@@ -324,7 +322,7 @@ def _format(got, error: float, expect: Expectation) -> Optional[str]:
             answer = expect.precision(fmt)
         except ValueError:  # an input beyond the format's range: no answer in it
             continue
-        if answer is None:
+        if answer is None or not _finite(answer):  # the format overflows: no error to match
             continue
         own, _ = worst(answer, expect.reference)
         if 0.0 < own < math.inf:

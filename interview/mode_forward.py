@@ -13,7 +13,8 @@ import random  # the seeded inputs
 from typing import List, Optional
 
 from attention import causal_mask, matmul, scaled_dot_product_attention, transpose
-from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance, worst
+from judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,
+                   tolerance, worst)
 from lowprecision import dot_in, round_to, softmax_in
 
 Matrix = List[List[float]]  # a matrix is a list of rows
@@ -25,7 +26,6 @@ RETURNS = "interview.md#what-does-attention-return-weights-or-outputs"
 MASK = "interview.md#how-should-a-mask-be-applied"
 CAUSAL = "interview.md#causal-masks-top-left-or-bottom-right"
 POLARITY = "interview.md#true-means-masked"
-FULL = "interview.md#what-should-a-fully-masked-row-return"
 
 NO_SCALE = Mistake("no scale", "interview.md#why-divide-by-sqrtd_k")
 BY_D_K = Mistake("scale 1/d_k", WHICH)
@@ -61,7 +61,6 @@ TOP_LEFT = Mistake("causal top-left", CAUSAL)
 FUTURE = Mistake("causal reversed (j >= i)", CAUSAL)
 STRICT = Mistake("causal j < i", CAUSAL)
 PLUS_ONE = Mistake("causal j <= i+1", CAUSAL)
-UNMASKED_ROW = Mistake("attends as if unmasked", FULL)
 
 
 # ----------------------------------------------------------------------------- the cases

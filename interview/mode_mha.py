@@ -11,9 +11,9 @@ import random  # the seeded inputs
 from typing import List
 
 from attention import matmul, multi_head_attention
-from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
-from mode_forward import (BY_D_K, NO_SCALE, UNMASKED_ROW, T, allowed, attend, gauss, logits,
-                          mix, other_alignment, rounded, softmax_row, stack, unpack)
+from judge import UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
+from mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, gauss, logits, mix,
+                          other_alignment, rounded, softmax_row, stack, unpack)
 
 MULTI = "interview.md#write-multi-head-attention"
 BY_SQRT_D_MODEL = Mistake("scale 1/sqrt(d_model)", MULTI)
