@@ -1,11 +1,11 @@
 """Check your own attention function against this library, case by case: each mistake named,
 with the answer to read.
 
-    python3 interview/check.py FILE.py[:NAME]                  attention(Q, K, V, ...)
-    python3 interview/check.py FILE.py[:NAME] --softmax        softmax(x)
-    python3 interview/check.py FILE.py[:NAME] --backward       f(Q, K, V, dO) -> dQ, dK, dV
-    python3 interview/check.py FILE.py[:NAME] --online         f(Q, K, V, block_size)
-    python3 interview/check.py FILE.py[:NAME] --mha           f(X_q, X_kv, W_Q, W_K, W_V, W_O, h)
+    python3 interview/check.py FILE.py[:NAME]              attention(Q, K, V, ...)
+    python3 interview/check.py FILE.py[:NAME] --softmax    softmax(x)
+    python3 interview/check.py FILE.py[:NAME] --backward   f(Q, K, V, dO) -> dQ, dK, dV
+    python3 interview/check.py FILE.py[:NAME] --online     f(Q, K, V, block_size)
+    python3 interview/check.py FILE.py[:NAME] --mha        f(X_q, X_kv, W_Q, W_K, W_V, W_O, h)
 
 Verdicts: FAIL (exit 1) for a wrong answer on valid input; NOTE (exit 0) for an edge case to
 discuss (no error for bad shapes, NaN for a query with no key, another convention); ok.

@@ -150,10 +150,11 @@ def expect(case: Case, conventions) -> Expectation:
         return Expectation(None, [])
     keep = allowed(case, conventions.align)
     reference = right_answer(case, keep)
-    variants = _variants(case, keep, conventions)
-    return Expectation(reference, [v for v in variants if not close(v.answer, reference,
-                                                                        tolerance(reference))],
-                       no_key(case, keep, reference), lambda fmt: in_format(case, keep, fmt),
+    tol = tolerance(reference)
+    variants = [v for v in _variants(case, keep, conventions)
+                if not close(v.answer, reference, tol)]  # a mistake that shows in this case
+    return Expectation(reference, variants, no_key(case, keep, reference),
+                       lambda fmt: in_format(case, keep, fmt),
                        None if case.scale else lambda got: fitted_scale(case, keep, got))
 
 
