@@ -46,12 +46,16 @@ def plan(info: dict, labels: tuple, block: bool = False) -> Plan:
     name, params = info["name"], info["params"]
     if params is None:  # no signature (a builtin): positional arguments only
         return Plan(name, labels, {}, (), (), block)
+    calls = f"{name}({', '.join(p[0] for p in params)})"
     positional = [p for p in params if p[1] in POSITIONAL]
     spread = any(p[1] == "VAR_POSITIONAL" for p in params)
-    wanted = len(labels) + (block and not _named(params[len(labels):], "block_size"))
+    block_positional = block and not _named(params, "block_size") and (
+        spread or _unspelled(positional[len(labels):len(labels) + 1]))
+    if block and not block_positional and not _named(params, "block_size"):
+        raise CallError(f"{calls} takes no block size: name a parameter block_size")
+    wanted = len(labels) + block_positional
     if len(positional) < wanted and not spread:
-        raise CallError(f"{name}({', '.join(p[0] for p in params)}) cannot be called as "
-                        f"{name}({', '.join(labels + ('block_size',) * (wanted > len(labels)))})")
+        raise CallError(f"{calls} cannot be called as {name}({', '.join(labels)})")
     rest = [p for p in params if p not in positional[:wanted] and not p[1].startswith("VAR_")]
     keywords = {option: _named(rest, option) for option in SPELLINGS if _named(rest, option)}
     used = set(keywords.values())
@@ -62,7 +66,12 @@ def plan(info: dict, labels: tuple, block: bool = False) -> Plan:
     unexercised = tuple(p[0] for p in rest if p[0] not in used and (
         "mask" in p[0].lower() or "causal" in p[0].lower()))
     required = tuple(o for o, n in keywords.items() if not next(p[2] for p in rest if p[0] == n))
-    return Plan(name, labels, keywords, required, unexercised, wanted > len(labels))
+    return Plan(name, labels, keywords, required, unexercised, block_positional)
+
+
+def _unspelled(params: list) -> bool:
+    """There is a parameter, and its name is none of the options' spellings."""
+    return bool(params) and not any(params[0][0] in names for names in SPELLINGS.values())
 
 
 def _named(params: list, option: str) -> Optional[str]:

@@ -26,7 +26,7 @@ import mode_forward as F
 import mode_mha
 import mode_online
 import mode_softmax
-from calling import Plan, arguments, plan
+from calling import CallError, Plan, arguments, plan
 from runner import Reply
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -453,6 +453,24 @@ def test_each_spelling_of_the_mask_causal_flag_and_scale_is_passed(signature, ke
     params = [[p.split("=")[0].strip(), "KEYWORD_ONLY" if "causal" in p and "*" in signature
                else "POSITIONAL_OR_KEYWORD", "=" in p] for p in signature.split(", ") if p != "*"]
     assert plan({"name": "f", "params": params}, ("Q", "K", "V")).keywords == keywords
+
+
+def parameters(*names):
+    """A signature's parameters as runner.Child.info gives them: Q, K, V required."""
+    return [[n, "POSITIONAL_OR_KEYWORD", n not in ("Q", "K", "V")] for n in names]
+
+
+def test_a_block_size_goes_by_its_name_or_the_next_position_never_into_an_option():
+    labels = ("Q", "K", "V")
+    assert plan({"name": "f", "params": parameters("Q", "K", "V", "B")}, labels,
+                block=True).block_positional
+    named = plan({"name": "f", "params": parameters("Q", "K", "V", "mask", "block_size")},
+                 labels, block=True)
+    assert (named.block_positional, named.keywords) == (
+        False, {"mask": "mask", "block_size": "block_size"})
+    with pytest.raises(CallError) as error:  # the whiteboard's one-pass takes no block size
+        plan({"name": "f", "params": parameters("Q", "K", "V", "scale")}, labels, block=True)
+    assert str(error.value) == "f(Q, K, V, scale) takes no block size: name a parameter block_size"
 
 
 def test_a_required_mask_is_all_true_where_a_case_has_none():
