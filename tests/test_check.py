@@ -387,6 +387,25 @@ def test_an_answer_no_mistake_gives_is_described_by_its_numbers():
     assert say(noise) == (judge.UNNAMED, "off by 3e-09 at [0][0]")  # not a precision
 
 
+def test_a_batch_is_judged_as_its_two_cases_stacked():
+    softmax = check.MODES["softmax"]
+    for case in softmax.cases():
+        stacked = judge.batch(case, softmax)
+        expect = judge.expect_batch(stacked, softmax, judge.Conventions())
+        answers = [softmax.expect(part, judge.Conventions()) for part in stacked.parts]
+        if case.kind == "no key":
+            zeros = Reply("returned", [[0.0] * 3] * 2)
+            assert judge.judge(stacked, zeros, zeros, expect, judge.Conventions()) == \
+                judge.Verdict("ok", None, "zeros")
+            continue
+        right = Reply("returned", [a.reference for a in answers])
+        assert judge.judge(stacked, right, right, expect, judge.Conventions()).status == "ok"
+        first = Reply("returned", [answers[0].reference] * 2)
+        named = judge.judge(stacked, first, first, expect, judge.Conventions()).mistake
+        assert named == (judge.FIRST_BATCH if answers[0].reference != answers[1].reference
+                         else None), case.title
+
+
 def test_two_calls_that_differ_are_nondeterministic():
     case, expect = F.cases()[0], F.expect(F.cases()[0], judge.Conventions())
     first = Reply("returned", expect.reference)
