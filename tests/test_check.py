@@ -385,6 +385,7 @@ def test_an_answer_no_mistake_gives_is_described_by_its_numbers():
     assert say([[round(v, 4) for v in r] for r in right]) == (judge.ROUNDED, "to 4 decimals")
     noise = [[v + 3e-9 * (-1) ** (i + j) for j, v in enumerate(r)] for i, r in enumerate(right)]
     assert say(noise) == (judge.UNNAMED, "off by 3e-09 at [0][0]")  # not a precision
+    assert say({"output": right}) == (judge.WRONG_SHAPE, "a dict, not 3 x 2")
 
 
 def test_a_batch_is_judged_as_its_two_cases_stacked():
