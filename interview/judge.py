@@ -154,15 +154,17 @@ def expect_batch(case: Case, mode: Mode, conventions: Conventions) -> Expectatio
     variants = [Variant(m, both(first[m].answer if m in first else a.reference,
                                 second[m].answer if m in second else b.reference),
                         (first.get(m) or second.get(m)).convention) for m in mistakes]
-    variants += [Variant(FIRST_BATCH, both(a.reference, a.reference)),
-                 Variant(BATCH_DROPPED, a.reference)]
+    if a.reference is not None:  # else no right answer, only conventions (backward's no key)
+        variants += [Variant(FIRST_BATCH, both(a.reference, a.reference)),
+                     Variant(BATCH_DROPPED, a.reference)]
     labels = {c.label: c for c in b.no_key}
     no_key = [c._replace(answer=both(c.answer, labels[c.label].answer))
               for c in a.no_key if c.label in labels]
     precision = a.precision and b.precision and (
         lambda fmt: _both(both, a.precision(fmt), b.precision(fmt)))
     veto = a.veto and (lambda got: a.veto(got[0]) or b.veto(got[1]))
-    return Expectation(both(a.reference, b.reference), variants, no_key, precision, None, veto)
+    reference = _both(both, a.reference, b.reference)
+    return Expectation(reference, variants, no_key, precision, None, veto)
 
 
 def _both(stack: Callable, a, b):

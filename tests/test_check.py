@@ -11,6 +11,7 @@ the judge).  NumPy readers skip without NumPy.
 import importlib.util
 import math
 import os
+import random
 import re
 import signal
 import subprocess
@@ -405,6 +406,33 @@ def test_a_batch_is_judged_as_its_two_cases_stacked():
         named = judge.judge(stacked, first, first, expect, judge.Conventions()).mistake
         assert named == (judge.FIRST_BATCH if answers[0].reference != answers[1].reference
                          else None), case.title
+
+
+def junk(rng, depth=0):
+    """Any answer a reply may carry: numbers (NaN, inf), None, lists and dicts of them."""
+    draw = rng.random()
+    if depth > 4 or draw < 0.3:
+        return rng.choice([0.0, 1.5, -2.0, math.nan, math.inf, -math.inf, None, 1e300])
+    if draw < 0.4:
+        return {rng.choice(["dQ", "dk", "x"]): junk(rng, depth + 1) for _ in range(3)}
+    return [junk(rng, depth + 1) for _ in range(rng.randint(0, 6))]
+
+
+@pytest.mark.slow
+def test_no_answer_whatever_its_shape_makes_the_judge_raise():
+    rng = random.Random(5)
+    for mode in check.MODES.values():
+        for case in mode.cases():
+            for batched in (False, True):
+                run = judge.batch(case, mode) if batched else case
+                expect = (judge.expect_batch(run, mode, judge.Conventions()) if batched
+                          else mode.expect(run, judge.Conventions()))
+                for _ in range(20):
+                    first, second = (Reply("returned", mode.unpack(junk(rng), batched))
+                                     for _ in "12")
+                    for pair in ((first, first), (first, second)):
+                        assert judge.judge(run, *pair, expect, judge.Conventions()).status in (
+                            "ok", "NOTE", "FAIL")
 
 
 def test_two_calls_that_differ_are_nondeterministic():
