@@ -1,7 +1,8 @@
 """Correct, in plain lists: a query with no key to attend to raises ValueError (as the library).
 
 The files in tests/readers are what an interview candidate might write; tests/test_check.py
-runs docs/check.py on each.  Each wrong one is this file with one slip, named in its docstring.
+runs interview/check.py on each.  Each wrong one is this file with one slip, named in its
+docstring.
 """
 
 import math

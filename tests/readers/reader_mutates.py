@@ -1,0 +1,19 @@
+"""Wrong: right numbers, but it scales the caller's Q in place (q /= sqrt(d_k), row by row)."""
+
+import math
+
+
+def attention(Q, K, V):
+    d_k = len(K[0])
+    if any(len(row) != d_k for row in Q + K) or len(V) != len(K):
+        raise ValueError("attention: need Q n x d_k, K m x d_k and V m x d_v")
+    for q in Q:
+        for t in range(d_k):
+            q[t] /= math.sqrt(d_k)  # the slip: the caller's Q changes
+    out = []
+    for q in Q:
+        s = [sum(a * b for a, b in zip(q, k)) for k in K]
+        top = max(s)
+        w = [math.exp(x - top) for x in s]
+        out.append([sum(p * v[t] for p, v in zip(w, V)) / sum(w) for t in range(len(V[0]))])
+    return out
