@@ -11,18 +11,17 @@ never typed by hand:
     <!--begin:NAME--> ... <!--end:NAME-->      a block (a table), on lines of its own
 
 The random numbers come from one computation, `stats.report()`, the same call and
-defaults as `python3 stats.py`, so the report, the figures and the pages cannot
-disagree (the lines it prints still cost a second run, until stats.format_report
-exists: printed_report); then the additive-attention simulation, the low-precision
-emulation (scripts/lowprecision_tables.py), and the training study's committed records
-(experiments/results.json).  Each step prints its name and time on stderr.  Only files
-whose text changed are written, each through a temporary file renamed into place.
+defaults as `python3 stats.py`, and its text from the same `stats.format_report`, so the
+report, the figures and the pages cannot disagree; then the additive-attention
+simulation, the low-precision emulation (scripts/lowprecision_tables.py), and the
+training study's committed records (experiments/results.json).  Each step prints its
+name and time on stderr.  Only files whose text changed are written, each through a
+temporary file renamed into place.
 """
 
 import argparse  # --check, --figures-dir
 import ast  # the cores' source, for whiteboard.md
-import contextlib  # the report's printed lines, until stats.format_report exists
-import io  # the same
+import contextlib  # step(), a context manager
 import json  # docs/figures/data.json
 import os  # paths
 import re  # the markers
@@ -64,12 +63,7 @@ class Data(NamedTuple):
 
 def printed_report(r: stats.Report) -> List[str]:
     """The lines `python3 stats.py` prints for r, its defaults' report."""
-    # Until stats.format_report(r) exists, stats.main([]) computes the report a second time;
-    # then this body becomes `return stats.format_report(r).splitlines()`.
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        stats.main([])
-    return out.getvalue().splitlines()
+    return stats.format_report(r).splitlines()
 
 
 @contextlib.contextmanager

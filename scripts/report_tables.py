@@ -31,7 +31,7 @@ import attention  # noqa: E402
 import scales  # noqa: E402
 import stats  # noqa: E402
 from softmax import log_softmax  # noqa: E402
-from tables import estimate, interval, table  # noqa: E402
+from tables import estimate, table  # noqa: E402
 
 __all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "LENGTHS",
            "REPORT_HEAD", "additive", "values", "blocks"]
@@ -66,18 +66,15 @@ def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dic
     out = {}
     for d in r.dks:
         v, se = r.variance[d]
-        u, s = (r.saturation[d, name] for name in ARMS)
-        gu, gs = (r.gradients[d, name] for name in ARMS)
-        out.update({
-            f"var.{d}": estimate(v, se), f"var.scaled.{d}": estimate(v / d, se / d),
-            f"maxp.unscaled.{d}": estimate(*u.max_weight),
-            f"maxp.scaled.{d}": estimate(*s.max_weight),
-            f"dS.unscaled.{d}": interval(gu.score_grad), f"dS.scaled.{d}": interval(gs.score_grad),
-            f"dQ.unscaled.{d}": interval(gu.query_grad), f"dQ.scaled.{d}": interval(gs.query_grad),
-            f"dQ.mean.unscaled.{d}": estimate(*gu.query_grad_mean),
-            f"dQ.mean.scaled.{d}": estimate(*gs.query_grad_mean),
-            f"dS.mean.unscaled.{d}": estimate(*gu.score_grad_mean),
-            f"dS.mean.scaled.{d}": estimate(*gs.score_grad_mean)})
+        out.update({f"var.{d}": estimate(v, se), f"var.scaled.{d}": estimate(v / d, se / d)})
+        for name, arm in ARMS.items():
+            g = r.gradients[d, name]
+            out.update({
+                f"maxp.{arm}.{d}": estimate(*r.saturation[d, name].max_weight),
+                f"dS.{arm}.{d}": stats.format_interval(g.score_grad),
+                f"dQ.{arm}.{d}": stats.format_interval(g.query_grad),
+                f"dS.mean.{arm}.{d}": estimate(*g.score_grad_mean),
+                f"dQ.mean.{arm}.{d}": estimate(*g.query_grad_mean)})
     d_model, d_k, v, se = r.projection
     out.update({
         "projection": f"{estimate(v, se)} at d_model = {d_model}, d_k = {d_k}",
@@ -124,8 +121,8 @@ def _argument_tables(r: stats.Report) -> str:
     gradients = []
     for d in r.dks:
         gu, gs = (r.gradients[d, name] for name in ARMS)
-        gradients.append([d, interval(gu.score_grad), interval(gs.score_grad),
-                          interval(gu.query_grad), interval(gs.query_grad)])
+        gradients.append([d] + [stats.format_interval(m) for m in (
+            gu.score_grad, gs.score_grad, gu.query_grad, gs.query_grad)])
     return "\n\n".join([
         table(["d_k", "Var(q·k)", "Var(q·k/√d_k)", f"largest weight, {C_1}",
                f"largest weight, {C_SQRT}"], spread),

@@ -1,13 +1,14 @@
 """Markdown for the generated parts of the pages: tables, and numbers with their errors.
 
 The pages keep their sentences; the programs that fill their markers hand back numbers
-and tables only, formatted here, one way each.
+and tables only.  A number with its standard error follows the report's one rule,
+`stats.format_estimate`; a median with its interval is `stats.format_interval`.
 
 Public names:
 
     table(header, rows)       a Markdown table: the header, the rule, one line per row
-    estimate(value, se)       "value ± se": se to two significant digits, value to the same place
-    interval(m)               "median [low, high]" of a stats.Median, two significant digits each
+    estimate(value, se)       "value ± se" by stats.format_estimate: se to two significant
+                              digits, value to the same decimal place
 
     python3 scripts/tables.py      # this help
 
@@ -17,10 +18,16 @@ Public names:
 | 16 | 15.11 ± 0.78 |
 """
 
-import math  # floor, log10
-from typing import Sequence, Tuple
+import os  # the library's folder, when run as a script
+import sys  # path
+from typing import Sequence
 
-__all__ = ["table", "estimate", "interval"]
+if __name__ == "__main__":  # run as `python3 scripts/tables.py`: the library is one up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import stats  # noqa: E402
+
+__all__ = ["table", "estimate"]
 
 
 def table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> str:
@@ -44,33 +51,13 @@ def _line(cells: Sequence[object]) -> str:
     return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
 
 
-def format_estimate(value: float, se: float) -> Tuple[str, str]:
-    """(value, se) as text: se to two significant digits, value to the same decimal place.
-
-    The rule of `python3 stats.py`; it moves into stats.py as stats.format_estimate.
-    """
-    places = max(0, 1 - math.floor(math.log10(se)))
-    return f"{value:.{places}f}", f"{se:.{places}f}"
-
-
 def estimate(value: float, se: float) -> str:
-    """Return "value ± se" by the report's rule (format_estimate).
+    """Return "value ± se", each as the report prints it (stats.format_estimate).
 
-    >>> estimate(1026.2, 45.9), estimate(0.84693, 0.00412)
-    ('1026 ± 46', '0.8469 ± 0.0041')
+    >>> estimate(1026.2, 45.9), estimate(0.84693, 0.00412), estimate(2.5, 0.0996)
+    ('1026 ± 46', '0.8469 ± 0.0041', '2.50 ± 0.10')
     """
-    return "{} ± {}".format(*format_estimate(value, se))
-
-
-def interval(m) -> str:
-    """Return "median [low, high]" of a stats.Median (or anything with those three fields),
-    each to two significant digits.
-
-    >>> from types import SimpleNamespace
-    >>> interval(SimpleNamespace(median=0.000791, low=0.000362, high=0.00152))
-    '0.00079 [0.00036, 0.0015]'
-    """
-    return f"{m.median:.2g} [{m.low:.2g}, {m.high:.2g}]"
+    return " ± ".join(stats.format_estimate(value, se))
 
 
 if __name__ == "__main__":  # a helper of the build: say what it offers

@@ -18,7 +18,7 @@ import os
 import random
 import re
 import xml.etree.ElementTree as ET
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
 
@@ -314,19 +314,19 @@ def test_a_table_has_a_header_a_rule_and_a_line_per_row_with_pipes_escaped():
 @pytest.mark.parametrize("value, se, want", [
     (1026.24, 45.9, "1026 ± 46"), (15.114, 0.7801, "15.11 ± 0.78"),
     (0.84693, 0.004118, "0.8469 ± 0.0041"), (3.98231, 0.2801, "3.98 ± 0.28"),
-    (123456.0, 1234.0, "123456 ± 1234"), (0.5, 0.099, "0.500 ± 0.099")],
-    ids=["tens", "tenths", "thousandths", "hundredths", "above 100", "just below 0.1"])
+    (123456.0, 1234.0, "123456 ± 1234"), (0.5, 0.099, "0.500 ± 0.099"),
+    (2.5, 0.0996, "2.50 ± 0.10"), (5.0, 9.96, "5 ± 10")],
+    ids=["tens", "tenths", "thousandths", "hundredths", "above 100", "just below 0.1",
+         "rounds up to 0.10", "rounds up to 10"])
 def test_an_estimate_shows_two_significant_digits_of_its_error_and_the_value_to_that_place(
         value, se, want):
-    # the rule, from Decimal's own exponent: the place of se's second significant digit
-    places = max(0, 1 - Decimal(repr(se)).adjusted())
+    # the rule, from Decimal: se rounded to two significant digits (half to even, on its
+    # exact binary value, as format() rounds), then the place of its second digit
+    exact = Decimal(se)
+    two = exact.quantize(Decimal(1).scaleb(exact.adjusted() - 1), ROUND_HALF_EVEN)
+    places = max(0, 1 - two.adjusted())
     assert want == f"{value:.{places}f} ± {se:.{places}f}"
-    assert tables.estimate(value, se) == want
-
-
-def test_an_interval_shows_the_median_and_its_ends_to_two_significant_digits():
-    median = stats.median_interval([float(v) for v in range(1, 102)])
-    assert tables.interval(median) == f"51 [{median.low:.2g}, {median.high:.2g}]"
+    assert tables.estimate(value, se) == want == " ± ".join(stats.format_estimate(value, se))
 
 
 # ---------------------------------------------------------------- the command
