@@ -102,6 +102,7 @@ def to_json(data: Data) -> str:
                        for (d, name), s in r.saturation.items()},
         "gradients": {f"{d} {name}": [list(v) for v in g]
                       for (d, name), g in r.gradients.items()},
+        "spread": {f"{d} {name}": [list(v) for v in s] for (d, name), s in r.spread.items()},
         "additive": {str(d): list(v) for d, v in data.additive.items()},
         "learning": data.learning}, indent=1, sort_keys=True) + "\n"
 
@@ -162,6 +163,30 @@ def figure_gradient_queries(data: Data) -> str:
     return _figure_gradient(data, "query_grad", "Gradient reaching the queries, ||dL/dQ||")
 
 
+def figure_gradient_spread(data: Data) -> str:
+    """||dL/dQ|| over the rows against d_k: unscaled, its 99% and 90% quantiles, its mean
+    +- one standard error and its median with its 95% interval; scaled, its mean."""
+    r = data.report
+    dks = list(r.dks)
+    unscaled, scaled = ARMS  # "1", "1/sqrt(d_k)"
+    series = []
+    for p, style in ((99, 5), (90, 1)):
+        at = stats.PERCENTILES.index(p)
+        series.append(Series(f"{p}% quantile, {ARMS[unscaled]}", dks,
+                             [r.spread[d, unscaled].query_quantiles[at] for d in dks],
+                             style=style))
+    for name, style in ((unscaled, 3), (scaled, 0)):
+        means = [r.gradients[d, name].query_grad_mean for d in dks]
+        series.append(Series(f"mean, {ARMS[name]}", dks, [m for m, _ in means],
+                             [se for _, se in means], style=style))
+    medians = [r.gradients[d, unscaled].query_grad for d in dks]
+    series.append(Series(f"median, {ARMS[unscaled]}", dks, [m.median for m in medians],
+                         [(m.low, m.high) for m in medians], style=2))
+    return plot(f"Gradient reaching the queries, ‖dL/dQ‖, over {r.trials} rows per d_k",
+                Axis("d_k (log scale)", log=True, ticks=dks),
+                Axis("gradient norm (log scale)", log=True), series)
+
+
 MODERATE = [2.0, 1.0, 0.0, -1.0]  # the causal-chain document's moderate logits
 
 
@@ -183,7 +208,8 @@ def figure_learning(data: Data) -> str:
 FIGURES: Dict[str, Callable[[Data], str]] = {
     "variance.svg": figure_variance, "saturation.svg": figure_saturation,
     "gradient-logits.svg": figure_gradient_logits,
-    "gradient-queries.svg": figure_gradient_queries, "softmax.svg": figure_softmax,
+    "gradient-queries.svg": figure_gradient_queries,
+    "gradient-spread.svg": figure_gradient_spread, "softmax.svg": figure_softmax,
     "learning.svg": figure_learning}
 
 

@@ -75,6 +75,8 @@ def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dic
                 f"dQ.{arm}.{d}": stats.format_interval(g.query_grad),
                 f"dS.mean.{arm}.{d}": estimate(*g.score_grad_mean),
                 f"dQ.mean.{arm}.{d}": estimate(*g.query_grad_mean)})
+            for t, share in zip(stats.TOP_PERCENTS, r.spread[d, name].query_top_shares):
+                out[f"dQ.top{t}.{arm}.{d}"] = _percent(share)
     d_model, d_k, v, se = r.projection
     out.update({
         "projection": f"{estimate(v, se)} at d_model = {d_model}, d_k = {d_k}",
@@ -103,7 +105,8 @@ def blocks(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance],
     """Return every table the pages take from the report and the library, by name;
     printed is what `python3 stats.py` prints for r."""
     return {"report-head": "\n".join(["```"] + list(printed[:REPORT_HEAD]) + ["...", "```"]),
-            "argument-table": _argument_tables(r), "scales-table": _scales_table(r.dks),
+            "argument-table": _argument_tables(r), "gradient-spread-table": _spread_table(r),
+            "scales-table": _scales_table(r.dks),
             "correlated-table": _correlated_table(), "which-scale-table": _which_scale_table(),
             "length-table": _length_table(), "cost-table": _cost_table(),
             "additive-table": _additive_table(additive_var)}
@@ -128,6 +131,27 @@ def _argument_tables(r: stats.Report) -> str:
                f"largest weight, {C_SQRT}"], spread),
         table(["d_k", f"‖dL/dS‖, {C_1}", f"‖dL/dS‖, {C_SQRT}", f"‖dL/dQ‖, {C_1}",
                f"‖dL/dQ‖, {C_SQRT}"], gradients)])
+
+
+def _spread_table(r: stats.Report) -> str:
+    """||dL/dQ|| over the rows: unscaled, its 90% quantile, its mean (+- standard error)
+    and the top 10% of rows' share of its sum; scaled, the mean and that share."""
+    top, upper = stats.TOP_PERCENTS.index(10), stats.PERCENTILES.index(90)
+    rows = []
+    for d in r.dks:
+        su, ss = (r.spread[d, name] for name in ARMS)
+        gu, gs = (r.gradients[d, name] for name in ARMS)
+        rows.append([d, f"{su.query_quantiles[upper]:.2g}", estimate(*gu.query_grad_mean),
+                     _percent(su.query_top_shares[top]), estimate(*gs.query_grad_mean),
+                     _percent(ss.query_top_shares[top])])
+    share = "top 10% of rows' share"
+    return table(["d_k", f"90% quantile, {C_1}", f"mean, {C_1}", f"{share}, {C_1}",
+                  f"mean, {C_SQRT}", f"{share}, {C_SQRT}"], rows)
+
+
+def _percent(share: float) -> str:
+    """A share of a sum in whole percents, as `python3 stats.py` prints it."""
+    return f"{100 * share:.0f}%"
 
 
 def _scales_table(dks: Sequence[int]) -> str:

@@ -136,12 +136,14 @@ def test_a_core_the_build_cannot_find_is_named(monkeypatch):
 # ---------------------------------------------------------------- figures
 
 def _points(name):
-    """{series label: [(x, y, error or None)]} of a committed figure."""
+    """{series label: [(x, y, (low, high) of its error bar, or None)]} of a committed
+    figure."""
     tree = ET.parse(os.path.join(FIGURES_DIR, name))
     series = {}
     for group in tree.getroot().iter(f"{SVG}g"):
         points = [(float(p.get("data-x")), float(p.get("data-y")),
-                   None if p.get("data-error") is None else p.get("data-error"))
+                   None if p.get("data-low") is None
+                   else (float(p.get("data-low")), float(p.get("data-high"))))
                   for p in group if p.get("class") == "point"]
         if points:
             series[group.get("data-label")] = points
@@ -171,6 +173,24 @@ def test_the_saturation_and_gradient_figures_plot_the_committed_statistics(commi
         for figure, index in (("gradient-logits.svg", 0), ("gradient-queries.svg", 1)):
             medians = [committed["gradients"][f"{d} {name}"][index][0] for d in dks]
             assert [y for _, y, _ in _points(figure)[f"median, {arm}"]] == medians
+
+
+def test_the_spread_figure_plots_the_committed_quantiles_means_and_median(committed):
+    dks = committed["settings"]["dks"]
+    series = _points("gradient-spread.svg")
+    unscaled = [committed["spread"][f"{d} 1"] for d in dks]  # GradientSpread, as lists
+    for p in (99, 90):
+        assert series[f"{p}% quantile, unscaled"] == [  # query_quantiles, no error bar
+            (d, s[1][stats.PERCENTILES.index(p)], None) for d, s in zip(dks, unscaled)]
+    for name, arm in build.ARMS.items():
+        means = [committed["gradients"][f"{d} {name}"][3] for d in dks]  # query_grad_mean
+        assert series[f"mean, {arm}"] == [(d, m, (m - se, m + se)) for d, (m, se) in
+                                          zip(dks, means)]
+    medians = [committed["gradients"][f"{d} 1"][1] for d in dks]  # query_grad: a Median
+    assert series["median, unscaled"] == [(d, m, (low, high)) for d, (m, low, high, _) in
+                                          zip(dks, medians)]
+    assert set(series) == {"99% quantile, unscaled", "90% quantile, unscaled",
+                           "mean, unscaled", "mean, scaled", "median, unscaled"}
 
 
 def test_the_softmax_figure_plots_softmax_of_the_logits_and_ten_times_them():
@@ -258,7 +278,8 @@ def test_the_readme_example_prints_what_it_shows():
 
 def test_the_readme_is_a_front_page_with_the_two_commands():
     text = markdown("README.md")
-    assert len(text.splitlines()) <= 190  # a front page (180 before the Files table grew)
+    # a front page: 180 lines before the Files table grew, 190 before the gradient's spread
+    assert len(text.splitlines()) <= 210
     test_command = ("python3 -m venv .venv && .venv/bin/python -m pip install -q pytest"
                     " && .venv/bin/python -m pytest")
     # both commands in one code block, the tests exactly as .ci/run runs them
