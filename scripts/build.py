@@ -46,8 +46,8 @@ from softmax import softmax  # noqa: E402
 MARKDOWN = ["README.md", "docs/README.md", "docs/derivations.md", "docs/equations.md",
             "docs/documents.md", "docs/worked-examples.md", "docs/interview.md",
             "docs/numerics.md", "docs/pytorch-jax.md", "docs/glossary.md",
-            "docs/low-precision.md", "docs/experiments.md",
-            "docs/whiteboard.md"]  # files with generated parts
+            "docs/low-precision.md", "docs/experiments.md", "docs/whiteboard.md",
+            "docs/checker.md"]  # the pages the build renders, and test_docs checks
 VALUE = re.compile(r"<!--v:([\w.-]+)-->(.*?)<!--/v-->")
 BLOCK = re.compile(r"(<!--begin:([\w.-]+)-->\n)(.*?)(<!--end:\2-->)", re.S)
 ARMS = report_tables.ARMS  # the report's two arms: "1" unscaled, "1/sqrt(d_k)" scaled
