@@ -1,6 +1,7 @@
 """Every program a reader may run does what its documentation says: `python3 PATH` (or
 `python3 PATH --help`, where a full run takes long) exits 0 with output, from the
-repository root and from the program's own folder, with nothing on PYTHONPATH.
+repository root and from the program's own folder, with nothing on PYTHONPATH.  The test
+run itself ends by saying why tests were skipped and how to run the slow ones.
 
 The programs of scripts/ and benchmarks/ are found by listing the folders, so a new one
 cannot be forgotten; the other folders' entry points are named.
@@ -54,3 +55,26 @@ def test_the_program_runs_as_documented(program, where):
     result = run(program, ARGUMENTS[program], cwd)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip(), "no output"
+
+
+SLOW_AND_NUMPY = [  # a tiny selection: one slow test, one that needs NumPy
+    "tests/test_scales.py::test_the_input_variance_of_embeddings_and_positions_is_real_in_every_place",
+    "tests/test_scales.py::test_numpy_integers_and_arrays_are_read_as_ints_and_lists"]
+
+
+def test_the_test_run_says_why_tests_were_skipped_and_how_to_run_the_slow_ones(tmp_path):
+    # NumPy hidden by a module of its name that fails to import as a missing one would;
+    # pytest's own plugins only, as in the README's virtual environment
+    (tmp_path / "numpy.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    result = subprocess.run([sys.executable, "-m", "pytest"] + SLOW_AND_NUMPY, cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=300)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "1 skipped: NumPy is not installed" in lines  # the reason the test gives
+    assert any(line.startswith("  NumPy is optional; with it installed (") and
+               line.endswith(" -m pip install numpy), those tests run") for line in lines)
+    assert ("1 slow test deselected (training runs, Monte Carlo); run them with -m slow, "
+            'or every test with -m "slow or not slow"') in lines
+    assert lines[-1].startswith("=") and "1 skipped, 1 deselected" in lines[-1]
