@@ -41,7 +41,7 @@ import pstats  # --profile
 import random  # seeded inputs
 import resource  # CPU time of the stats.py child
 import statistics  # median of the paired ratios
-import subprocess  # python stats.py as a child
+import subprocess  # python3 stats.py as a child
 import sys  # executable, path, version
 import time  # process_time
 import tracemalloc  # peak memory
@@ -320,8 +320,8 @@ def bench_forward(out, n, d, rounds, rng):
     out.add("fwd.textbook_over_ours", "textbook / ours", paired_ratio(t, "textbook", "ours"),
             ".2f")
     if HAS_SUMPROD:
-        out.add("fwd.lean_over_sumprod", "lean (fsum) / lean with math.sumprod: the cost of "
-                "the same bits everywhere", paired_ratio(t, "lean", "sumprod"), ".2f")
+        out.add("fwd.lean_over_sumprod", "lean (fsum) / lean (sumprod)",  # README: why
+                paired_ratio(t, "lean", "sumprod"), ".2f")
 
 
 def bench_backward(out, n, d, rounds, rng):
@@ -397,13 +397,13 @@ def bench_main_job(out, quick, repeat, rng=None):  # rng: unused, as every secti
                 "--trials", str(trials)]
     else:
         dks, samples, trials, args = MAIN_DKS, MAIN_SAMPLES, MAIN_TRIALS, ["stats.py"]
-    out.section(f"4. the main job: python stats.py {' '.join(args[1:])}".rstrip()
+    out.section(f"4. the main job: python3 stats.py {' '.join(args[1:])}".rstrip()
                 + f" (best of {repeat})")
     try:
         startup = min(child_cpu(["-c", "import stats"]) for _ in range(repeat))
         whole = min(child_cpu(args) for _ in range(repeat))
     except subprocess.CalledProcessError as error:
-        out.failed(f"python stats.py failed: {_last_words(error)}")
+        out.failed(f"python3 stats.py failed: {_last_words(error)}")
         return
     out.add("main.cpu_s", "python3 stats.py: CPU s (user + sys, child)", whole, ".2f",
             None if quick else "<= 2.5 on 3.11",

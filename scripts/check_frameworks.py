@@ -65,6 +65,21 @@ def _header(name: str, version: str) -> None:
           f"{datetime.date.today().isoformat()}, on the CPU")
 
 
+def _accepted(label: str, call, refusal) -> None:
+    """Print whether call() is accepted, or the first line of the refusal it raises."""
+    try:
+        call()
+        print(f"  {label}: accepted")
+    except refusal as error:
+        print(f"  {label} raises:", str(error).splitlines()[0])
+
+
+def _causal_weights(rows) -> None:
+    """Print the weights of is_causal with 2 queries and 4 keys, to three places."""
+    print("  is_causal, 2 queries x 4 keys, weights:",
+          [[round(float(w), 3) for w in row] for row in rows])
+
+
 def check_torch() -> None:
     """Fills, fully masked rows, exp overflow without the shift, F.scaled_dot_product_attention
     and nn.MultiheadAttention on a fully masked row, by dtype; bfloat16 conversion."""
@@ -79,12 +94,9 @@ def check_torch() -> None:
     for name in DTYPES:
         dt = getattr(torch, name)
         print(f" {name}")
-        print("  -1e9 stored by torch.tensor:", torch.tensor(-1e9, dtype=dt).item())
-        try:
-            torch.zeros(2, dtype=dt).masked_fill(torch.tensor([True, False]), -1e9)
-            print("  masked_fill(-1e9): accepted")
-        except RuntimeError as error:
-            print("  masked_fill(-1e9) raises:", str(error).splitlines()[0])
+        print("  -1e9 stored:", torch.tensor(-1e9, dtype=dt).item())
+        _accepted("masked_fill(-1e9)", lambda: torch.zeros(2, dtype=dt).masked_fill(
+            torch.tensor([True, False]), -1e9), RuntimeError)
         scores = torch.tensor(SCORES, dtype=torch.float64).to(dt)
         for keep, row in ((KEEP, "keeps keys"), (NONE, "fully masked")):
             allowed = torch.tensor(keep)
@@ -159,15 +171,11 @@ def _torch_api(torch, F) -> None:
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, n, 3, generator=g, dtype=torch.float64) for n in (2, 4, 4))
     mask = torch.tensor([[[True, True, False, False], [True, False, False, False]]])
-    try:
-        F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
-        print("  is_causal with attn_mask: accepted")
-    except RuntimeError as error:
-        print("  is_causal with attn_mask raises:", str(error).splitlines()[0])
+    _accepted("is_causal with attn_mask", lambda: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, is_causal=True), RuntimeError)
     eye = torch.eye(4, dtype=torch.float64).unsqueeze(0)
     weights = F.scaled_dot_product_attention(q, k, eye, is_causal=True)  # V = I: P itself
-    print("  is_causal, 2 queries x 4 keys, weights:",
-          [[round(w, 3) for w in row] for row in weights[0].tolist()])
+    _causal_weights(weights[0].tolist())
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(3, 1, batch_first=True, dtype=torch.float64)
     x = torch.randn(1, 2, 3, dtype=torch.float64)
@@ -213,15 +221,10 @@ def check_jax() -> None:
     q, k, v = (jax.random.normal(key, (1, n, 1, 4), jnp.float64) for key, n in
                zip(keys, (2, 4, 4)))
     mask = jnp.asarray([[True, True, False, False], [True, False, False, False]])[None, None]
-    try:
-        jax.nn.dot_product_attention(q, k, v, mask=mask, is_causal=True)
-        print("  mask with is_causal: accepted")
-    except ValueError as error:
-        print("  mask with is_causal raises:", error)
+    _accepted("mask with is_causal", lambda: jax.nn.dot_product_attention(
+        q, k, v, mask=mask, is_causal=True), ValueError)
     eye = jnp.eye(4, dtype=jnp.float64)[None, :, None, :]  # V = I: the weights themselves
-    weights = jax.nn.dot_product_attention(q, k, eye, is_causal=True)[0, :, 0]
-    print("  is_causal, 2 queries x 4 keys, weights:",
-          [[round(float(w), 3) for w in row] for row in weights])
+    _causal_weights(jax.nn.dot_product_attention(q, k, eye, is_causal=True)[0, :, 0])
     x = 1 + 2 ** -8 + 2 ** -30
     print(f"  {x!r} float64 -> bfloat16:", float(jnp.asarray(x, jnp.float64).astype(jnp.bfloat16)),
           f"(emulation: {lowprecision.round_to(x, 'bfloat16')})")
