@@ -621,7 +621,8 @@ def saturation_stats(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
     """
     fn = "saturation_stats"
     c = _factor(fn, scale_name, d_k)
-    return _saturation(_rows(*_row_arguments(fn, d_k, m, trials, seed)), c)
+    d_k, m, trials, rng = _row_arguments(fn, d_k, m, trials, seed)
+    return _saturation(_rows(d_k, m, trials, rng), c)
 
 
 def gradient_stats(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
@@ -637,8 +638,9 @@ def gradient_stats(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
     """
     fn = "gradient_stats"
     c = _factor(fn, scale_name, d_k)
-    rows = _rows(*_row_arguments(fn, d_k, m, trials, seed))
-    return _gradients(*_gradient_norms(rows, c))
+    d_k, m, trials, rng = _row_arguments(fn, d_k, m, trials, seed)
+    score, query = _gradient_norms(_rows(d_k, m, trials, rng), c)
+    return _gradients(score, query)
 
 
 def gradient_spread(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
@@ -658,13 +660,14 @@ def gradient_spread(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
     """
     fn = "gradient_spread"
     c = _factor(fn, scale_name, d_k)
-    rows = _rows(*_row_arguments(fn, d_k, m, trials, seed))
-    return _spread(fn, *_gradient_norms(rows, c))
+    d_k, m, trials, rng = _row_arguments(fn, d_k, m, trials, seed)
+    score, query = _gradient_norms(_rows(d_k, m, trials, rng), c)
+    return _spread(fn, score, query)
 
 
 # ------------------------------------------------------------------ the report
 
-class Report(NamedTuple):  # every number of `python3 stats.py`, the figures'
+class Report(NamedTuple):  # the numbers of `python3 stats.py` and the figures
     seed: int
     samples: int  # (q, k) pairs per d_k
     trials: int  # attention rows per d_k
@@ -1081,12 +1084,11 @@ def _rng(fn: str, seed) -> random.Random:
 
 
 def _row_arguments(fn: str, d_k: int, m: int, trials: int, seed):
-    """(d_k, m, trials, generator) of the attention rows, checked in that order
-    but the seed before trials."""
+    """(d_k, m, trials, generator) of the attention rows, checked."""
     d_k = as_int(fn, d_k, "d_k", maximum=MAX_EXACT)
     m = as_int(fn, m, "m", minimum=2)
-    rng = _rng(fn, seed)
-    return d_k, m, as_int(fn, trials, "trials", minimum=2), rng
+    trials = as_int(fn, trials, "trials", minimum=2)
+    return d_k, m, trials, _rng(fn, seed)
 
 
 def _some_gradient(fn: str, score: Vector) -> None:

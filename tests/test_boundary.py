@@ -638,12 +638,18 @@ MINUS = -INF
                       bias=[[MINUS, 0.0, 0.0], [0.0] * 3], is_causal=True), 0,
                  "the mask, is_causal and bias together hide every key of row 0",
                  id="all three"),
+    # the last query row of a square problem: is_causal hides none of its keys
+    pytest.param(dict(mask=[[True] * 3, [True] * 3, [True, False, False]],
+                      bias=[[0.0] * 3, [0.0] * 3, [MINUS, 0.0, 0.0]], is_causal=True), 2,
+                 "the mask and bias together hide every key of row 2",
+                 id="the mask and bias, is_causal hiding nothing"),
 ])
 @pytest.mark.parametrize("fn", ATTENTION, ids=ATTENTION_IDS)
 def test_a_query_left_without_a_key_is_named_by_its_row_and_by_what_hid_the_keys(
         fn, kwargs, row, reason):
     name = fn.__name__ if fn.__name__ != "<lambda>" else "attention_backward"
-    message = refused(ValueError, lambda: fn(TWO, THREE, V, **kwargs))
+    Q = TWO if len(kwargs.get("mask", TWO)) == 2 else TWO + [[1.0, 1.0]]
+    message = refused(ValueError, lambda: fn(Q, THREE, V, **kwargs))
     assert message == f"{name}: query row {row} has no key to attend to: {reason}"
     assert "B[" not in message  # never the internal name of the combined bias
 
