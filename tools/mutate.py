@@ -1,85 +1,73 @@
-"""A small AST mutation tester for the project's modules (standard library only).
+"""Mutation testing of the project's modules: do the tests fail when the code is wrong?
 
-Usage (from the repository root):
+Each mutant changes one small thing in one module (an operator, a comparison, a constant,
+a deleted statement or raise, an `if` forced to True or False, an off-by-one slice or range
+bound, min <-> max, `return x` -> `return None`), and the module's tests must then fail.
+Standard library only; pytest must be installed for the Python that runs this file.
 
-    python3 tools/mutate.py softmax.py                     # every mutant, default tests
-    python3 tools/mutate.py softmax.py --sample 150 --seed 1
-    python3 tools/mutate.py stats.py --function median_interval --list   # list some mutants
-    python3 tools/mutate.py attention.py --tests tests/test_attention.py --jobs 2
-    python3 tools/mutate.py softmax.py --operators raise-delete   # is every raise reached?
-    python3 tools/mutate.py stats.py --pytest-args "--deselect tests/test_stats.py::test_x"
+    python3 tools/mutate.py softmax.py --jobs 1        # every mutant, the default tests
+    python3 tools/mutate.py attention.py --list        # list the mutants, run nothing
 
-Each mutant changes one small thing in one module (an operator, a comparison, a
-constant, a deleted statement or raise, an `if` guard forced to True or False, an
-off-by-one slice or range bound, min <-> max, `return x` -> `return None`).  The
-repository is copied once per worker to /tmp/mut_<pid>/w<k>/ and the mutated module
-is written there, so the working tree is never touched.  The module's tests run with
-`python3 -m pytest -x -q -p no:cacheprovider <tests>`, in at most MEMORY_LIMIT (4 GiB) of
-address space, without PYTHONUNBUFFERED or PYTHONOPTIMIZE (see UNSET); a failure, an error
-or a timeout (10x the unmutated run) kills the mutant, a pass lets it survive.  Survivors are
-printed as they are found, with a progress line every 25 mutants.  Default tests
-(DEFAULT_TESTS below): the module's own test file (stats.py: test_stats.py and
-test_report.py), test_boundary.py, test_gradient_accuracy.py (softmax, attention),
-test_fuzz.py, the module's doctests, then test_api.py, test_documents.py and test_docs.py,
-those that exist, without TEXT_ONLY (tests of source text, not behaviour).  --tests
-replaces the list; the unmutated run must pass first.
-
-Survivors are written as `file:line:col  function  operator  original -> mutant` to the
-report file.  The original is the changed operation; a changed constant, unary minus, index
-or slice bound is shown inside its nearest enclosing operation, call or conditional
-expression (`columns[0] % h -> columns[1] % h`, not `0 -> 1`).  Equivalent mutants (no
-input can tell them apart) are listed in tools/mutation_equivalent.txt, one per line,
-keyed by the function they sit in and their source text, not by line number, so that
-editing other code does not make the list stale:
-
-    softmax.py:as_vector:compare:abs(v) <= limit->abs(v) < limit  # why it cannot matter
-
-A second identical mutation in the same function gets "#2" after the function's name.
-Listed mutants are left out of the kill rate; entries that match no current mutant are
-reported as stale.  Run it with the same interpreter each time (python3, 3.11 here):
-before 3.12 the positions of expressions inside f-strings are not always exact, so such
-expressions are skipped there, and 3.12+ finds a few more mutants.
+tools/README.md explains the options, the figures and the list of equivalent mutants
+(tools/mutation_equivalent.txt).
 """
 
 import argparse  # the command line
-import ast  # parse the module and find what to mutate
+import ast  # parse a module and find what to mutate
+import importlib.util  # is pytest installed for this Python?
 import io  # tokenize reads from a stream
 import math  # isfinite: a doubled float constant may overflow
-import os  # environment, process groups
+import os  # the test runs' environment, process groups
 import random  # --sample, seeded
-import shlex  # split --pytest-args
+import re  # find the tests that import a module
 import shutil  # copy the repository
-import signal  # kill a timed-out test run and its children
+import signal  # kill a timed-out test run; SIGTERM ends a run cleanly
 import subprocess  # run pytest on each mutant
-import sys  # the interpreter to use
+import sys  # the interpreter that runs the tests
+import tempfile  # the copies of the repository
 import textwrap  # dedent a statement's source
-import threading  # a lock for the progress lines
-import time  # baseline and throughput
+import threading  # a lock for the results, a flag to stop
+import time  # the baseline run and the timeouts
 import tokenize  # locate operator tokens exactly
 from concurrent.futures import ThreadPoolExecutor  # --jobs workers
-from pathlib import Path  # paths
-from queue import Queue  # hand each job a private copy of the repository
+from pathlib import Path
+from queue import Queue  # hand each worker a private copy of the repository
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository (tools/..)
 EQUIVALENT_FILE = ROOT / "tools" / "mutation_equivalent.txt"
-SHARED_TESTS = ("tests/test_api.py", "tests/test_documents.py", "tests/test_docs.py")
-DEFAULT_TESTS = {  # the tests that should kill a module's mutants, fastest and closest first
+DEFAULT_TESTS = {  # the tests closest to each library module, fastest first
     "softmax.py": ("tests/test_softmax.py", "tests/test_boundary.py",
                    "tests/test_gradient_accuracy.py", "tests/test_fuzz.py"),
     "attention.py": ("tests/test_attention.py", "tests/test_boundary.py",
                      "tests/test_gradient_accuracy.py", "tests/test_fuzz.py"),
     "stats.py": ("tests/test_stats.py", "tests/test_report.py", "tests/test_boundary.py",
                  "tests/test_fuzz.py"),
-}  # then the module's doctests and SHARED_TESTS; only the files that exist
-# Tests that compare the modules' source text rather than their behaviour, left out of every
-# run: docs/whiteboard.md holds copies of the cores, so this test would "kill" any mutant of
-# a core shown there, however equivalent, and the kill rate would count it.
+}  # any other module: the test files that import it; then its doctests and SHARED_TESTS
+SHARED_TESTS = ("tests/test_api.py", "tests/test_documents.py", "tests/test_docs.py")
+# A test of source text, not behaviour, left out of every run: docs/whiteboard.md holds copies
+# of the cores, so it would "kill" any mutant of a core shown there, equivalent or not.
 TEXT_ONLY = ("tests/test_docs.py::test_whiteboard_markdown_shows_the_modules_own_cores_and_the_"
              "standalone_versions",)
 IGNORED_IN_COPY = shutil.ignore_patterns(  # what git ignores too (.ci/run makes a .venv here)
     ".git", "__pycache__", ".pytest_cache", "*.pyc", ".venv", ".ruff_cache", "build", "dist",
     "*.egg-info")
+MEMORY_LIMIT = 4 * 2 ** 30  # bytes of address space per test run
+# Unset in every test run, so that the verdicts do not depend on who runs the tool:
+# PYTHONUNBUFFERED hid a missing flush and a missing dup2 in stats.py's pipe handling, and
+# PYTHONOPTIMIZE strips the tests' asserts.
+UNSET = ("PYTHONUNBUFFERED", "PYTHONOPTIMIZE")
+# `python3 -m pytest` with the address space capped first, where the platform can: a mutant
+# such as `2 * n * m -> (2 * n) ** (m)` would otherwise eat a shared machine's memory before
+# its timeout.  MemoryError then fails the run, and kills the mutant.
+LAUNCH = ("import runpy, sys\n"
+          "try:\n"
+          "    import resource\n"
+          f"    resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_LIMIT}, {MEMORY_LIMIT}))\n"
+          "except (ImportError, ValueError, OSError):\n"
+          "    pass  # no such limit here: run without it\n"
+          "sys.argv[0] = 'pytest'\n"
+          "runpy.run_module('pytest', run_name='__main__', alter_sys=True)\n")
 
 ARITH = {ast.Add: ["-"], ast.Sub: ["+"], ast.Mult: ["/", "**"], ast.Div: ["*", "//"],
          ast.FloorDiv: ["/", "*"], ast.Mod: ["//"], ast.Pow: ["*"],
@@ -98,27 +86,30 @@ ADDITIVE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
 class Edit(NamedTuple):
-    start: int  # character offset in the module's source
+    """Replace the characters start:end of the module's source by text."""
+    start: int
     end: int
     text: str
 
 
 class Mutant(NamedTuple):
+    """One mutation of one module: where, which operator, and the source before and after."""
     module: str  # path relative to the repository, e.g. "softmax.py"
     line: int
     col: int
     operator: str
-    original: str  # the source of the enclosing node, whitespace collapsed
-    mutated: str  # the same node after the edit
+    original: str  # the source of the enclosing expression, whitespace collapsed
+    mutated: str  # the same after the edit
     edits: Tuple[Edit, ...]
-    function: str = ""  # the enclosing function (Class.method), "#2" etc. on a repeat
+    function: str  # the enclosing Class.function, with "#2" etc. on a repeated key
 
     @property
     def key(self) -> str:
-        """The identity used by the equivalent list: module:function:operator:original->mutant."""
+        """Return the identity used by the equivalent list (no line number)."""
         return f"{self.module}:{self.function}:{self.operator}:{self.original}->{self.mutated}"
 
     def describe(self) -> str:
+        """Return `file:line:col  function  operator  original -> mutant`."""
         return (f"{self.module}:{self.line}:{self.col}  {self.function}  {self.operator}  "
                 f"{self.original} -> {self.mutated}")
 
@@ -135,9 +126,10 @@ def _squash(text: str) -> str:
 # ------------------------------------------------------------------ finding mutants
 
 class _Source:
-    """Maps AST positions (line, UTF-8 byte column) to character offsets, and back."""
+    """A module's text, with AST positions (line, UTF-8 byte column) as character offsets."""
 
     def __init__(self, text: str):
+        """Index the start of every line, and the operator and name tokens."""
         self.text = text
         self.lines = text.splitlines(keepends=True)
         self.starts = [0]
@@ -147,33 +139,31 @@ class _Source:
                        if t.type in (tokenize.OP, tokenize.NAME)]
 
     def offset(self, line: int, byte_col: int) -> int:
+        """Return the character offset of an AST position."""
         prefix = self.lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8")
         return self.starts[line - 1] + len(prefix)
 
-    def token_offset(self, line: int, char_col: int) -> int:
-        return self.starts[line - 1] + char_col
-
     def span(self, node: ast.AST) -> Tuple[int, int]:
+        """Return the character offsets where node starts and ends."""
         return (self.offset(node.lineno, node.col_offset),
                 self.offset(node.end_lineno, node.end_col_offset))
 
     def segment(self, node: ast.AST) -> str:
+        """Return node's source text."""
         start, end = self.span(node)
         return self.text[start:end]
 
     def operator_between(self, left: ast.AST, right: ast.AST) -> Optional[Tuple[int, int]]:
         """Return the span of the operator token(s) between two nodes, parentheses excluded."""
         a, b = self.span(left)[1], self.span(right)[0]
-        inside = [t for t in self.tokens
-                  if a <= self.token_offset(*t.start) and self.token_offset(*t.end) <= b
-                  and t.string not in "()"]
-        if not inside:
-            return None
-        return self.token_offset(*inside[0].start), self.token_offset(*inside[-1].end)
+        inside = [(self.starts[t.start[0] - 1] + t.start[1], self.starts[t.end[0] - 1] + t.end[1])
+                  for t in self.tokens if t.string not in "()"]
+        inside = [(s, e) for s, e in inside if a <= s and e <= b]
+        return (inside[0][0], inside[-1][1]) if inside else None
 
 
 def _same_tree(text: str, node: ast.AST) -> bool:
-    """Whether text parses back to node: guards against wrong positions (old f-strings)."""
+    """Return whether text parses back to node: guards against wrong positions (old f-strings)."""
     try:
         if isinstance(node, ast.expr):
             parsed = ast.parse("(" + text + "\n)", mode="eval").body
@@ -184,78 +174,60 @@ def _same_tree(text: str, node: ast.AST) -> bool:
     return ast.dump(parsed) == ast.dump(node)
 
 
-def _is_docstring(stmt: ast.stmt) -> bool:
+def _is_docstring(stmt: ast.AST) -> bool:
+    """Return whether stmt is a bare string: a docstring."""
     return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str))
 
 
-def _is_main_guard(stmt: ast.stmt) -> bool:
-    return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
-            and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__")
-
-
-def _is_error_call(node: ast.AST) -> bool:
-    """A call that builds an exception: its arguments are only the message."""
-    if not isinstance(node, ast.Call):
-        return False
-    name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
-    return name.endswith(("Error", "Exception", "Warning"))
-
-
-def _skipped_nodes(tree: ast.Module) -> set:
-    """ids of nodes never mutated: docstrings, __all__, annotations, imports, messages."""
-    skipped = set()
-
-    def skip(node):
-        skipped.update(id(n) for n in ast.walk(node))
-
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_main_guard(node):
-            skip(node)
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                skip(node)
-            if isinstance(node, ast.AnnAssign):
-                skip(node.annotation)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.returns is not None:
-                skip(node.returns)
-            for arg in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
-                if arg.annotation is not None:
-                    skip(arg.annotation)
-        elif isinstance(node, ast.Raise):
-            for part in (node.exc, node.cause):
-                if part is not None:
-                    skip(part)
-        elif _is_error_call(node):
-            for part in node.args + [k.value for k in node.keywords]:
-                skip(part)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.body and _is_docstring(node.body[0]):
-                skip(node.body[0])
-        if isinstance(node, ast.JoinedStr):  # an f-string's literal text; its {fields} stay
-            skipped.update(id(v) for v in node.values if isinstance(v, ast.Constant))
-    return skipped
+def _never_mutated(node: ast.AST) -> List[ast.AST]:
+    """Return the parts of node that are never mutated: imports, the `__main__` guard,
+    `__all__`, annotations, docstrings, the literal text of f-strings and error messages."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [node]
+    if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+        return [node] if getattr(node.test.left, "id", None) == "__name__" else []
+    parts = []
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(getattr(t, "id", None) == "__all__" for t in targets):
+            parts.append(node)
+        parts += [node.annotation] if isinstance(node, ast.AnnAssign) else []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = node.args.args + node.args.kwonlyargs + node.args.posonlyargs
+        parts += [a.annotation for a in arguments] + [node.returns]
+    if isinstance(node, ast.Raise):
+        parts += [node.exc, node.cause]
+    if isinstance(node, ast.Call):
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
+        if name.endswith(("Error", "Exception", "Warning")):  # its arguments are the message
+            parts += node.args + [k.value for k in node.keywords]
+    if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts += node.body[:1] if node.body and _is_docstring(node.body[0]) else []
+    if isinstance(node, ast.JoinedStr):  # an f-string's literal text; its {fields} stay
+        parts += [v for v in node.values if isinstance(v, ast.Constant)]
+    return [p for p in parts if p is not None]
 
 
 class _Finder(ast.NodeVisitor):
-    """Collects the mutants of one module."""
+    """Collects the mutants of one module, walking its tree once."""
 
-    def __init__(self, module: str, source: _Source, skipped: set, parents: Dict[int, ast.AST]):
-        self.module, self.src, self.skipped, self.parents = module, source, skipped, parents
+    def __init__(self, module: str, text: str):
+        """Parse text; note each node's parent and the nodes never mutated."""
+        self.module, self.src, self.tree = module, _Source(text), ast.parse(text)
+        self.parents = {id(child): node for node in ast.walk(self.tree)
+                        for child in ast.iter_child_nodes(node)}
+        self.skipped = {id(part) for node in ast.walk(self.tree)
+                        for whole in _never_mutated(node) for part in ast.walk(whole)}
         self.mutants: List[Mutant] = []
         self.depth = 0  # > 0 inside a function body
         self.names: List[str] = []  # the enclosing classes and functions
-
-    # -- helpers
 
     def add(self, operator: str, context: ast.AST, edits: Sequence[Edit],
             where: Optional[ast.AST] = None) -> None:
         """Record a mutant: context is the source shown (and keyed), where its position."""
         start, end = self.src.span(context)
-        original = self.src.text[start:end]
-        mutated = original
+        original = mutated = self.src.text[start:end]
         for e in sorted(edits, reverse=True):
             mutated = mutated[:e.start - start] + e.text + mutated[e.end - start:]
         where = where or context
@@ -265,14 +237,13 @@ class _Finder(ast.NodeVisitor):
 
     def replace(self, operator: str, context: ast.AST, node: ast.AST, text: str,
                 where: Optional[ast.AST] = None) -> None:
-        start, end = self.src.span(node)
-        self.add(operator, context, [Edit(start, end, text)], where)
+        """Record the mutant that replaces node's source by text."""
+        self.add(operator, context, [Edit(*self.src.span(node), text)], where)
 
     def wider(self, node: ast.AST) -> ast.AST:
-        """The context that keys a small mutation: the nearest enclosing operation, call or
-        conditional expression (`columns[0] % h`, not `0`; `m == -math.inf`, not `-math.inf`),
-        else the outermost expression around node.  Two zeros of one function then rarely
-        share a key, and a "#2" that would shift when code is added above is rarely needed."""
+        """Return the context that keys a small mutation: the nearest enclosing operation, call
+        or conditional expression (`columns[0] % h`, not `0`), else the outermost expression
+        around node.  Two zeros of one function then rarely share a key."""
         context, parent = node, self.parents.get(id(node))
         while isinstance(parent, (ast.expr, ast.keyword, ast.comprehension)):
             if isinstance(parent, ast.expr):
@@ -283,17 +254,18 @@ class _Finder(ast.NodeVisitor):
         return context
 
     def ok(self, node: ast.AST) -> bool:
+        """Return whether node may be mutated, and its position is exact."""
         return id(node) not in self.skipped and _same_tree(self.src.segment(node), node)
 
-    @staticmethod
-    def _shifted(text: str, node: ast.AST, delta: str) -> str:
+    def shifted(self, node: ast.AST, delta: str) -> str:
+        """Return node's source plus delta ("+ 1"), in parentheses where precedence needs."""
+        text = self.src.segment(node)
         is_atom = isinstance(node, ATOMS) or (isinstance(node, ast.BinOp)
                                               and isinstance(node.op, ADDITIVE))
         return f"{text} {delta}" if is_atom else f"({text}) {delta}"
 
-    # -- statements
-
     def visit_FunctionDef(self, node):
+        """Mutate a function's body, keyed by its name."""
         self.depth += 1
         self.names.append(node.name)
         self.generic_visit(node)
@@ -303,48 +275,46 @@ class _Finder(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node):
+        """Mutate a class's body, keyed by its name."""
         self.names.append(node.name)
         self.generic_visit(node)
         self.names.pop()
 
     def generic_visit(self, node):
+        """Delete each statement of node's blocks in turn, then visit the children."""
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
             for stmt in statements if isinstance(statements, list) else []:
                 if isinstance(stmt, ast.stmt):
-                    self._statement(stmt)
+                    self.delete(stmt)
         super().generic_visit(node)
 
-    def _statement(self, stmt: ast.stmt) -> None:
-        if self.depth == 0 or not self.ok(stmt) or _is_docstring(stmt):
-            return
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass,
-                             ast.Return, ast.Global, ast.Nonlocal)):
+    def delete(self, stmt: ast.stmt) -> None:
+        """Record stmt replaced by `pass`, inside functions, where that changes something."""
+        kept = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass, ast.Return,
+                ast.Global, ast.Nonlocal)
+        if self.depth == 0 or isinstance(stmt, kept) or _is_docstring(stmt) or not self.ok(stmt):
             return
         start, end = self.src.span(stmt)
-        if self.src.text.startswith("elif", start):
-            return  # an elif cannot become `pass`; its condition is mutated instead
-        operator = "raise-delete" if isinstance(stmt, ast.Raise) else "delete"
-        self.add(operator, stmt, [Edit(start, end, "pass")])
+        if not self.src.text.startswith("elif", start):  # an elif's condition is mutated instead
+            operator = "raise-delete" if isinstance(stmt, ast.Raise) else "delete"
+            self.add(operator, stmt, [Edit(start, end, "pass")])
 
-    def visit_If(self, node):
+    def visit_If(self, node, values=("True", "False")):
+        """Force the condition of an `if` or a conditional expression to each value."""
         if self.ok(node.test):
-            for value in ("True", "False"):
+            for value in values:
                 self.replace("if-cond", node.test, node.test, value)
         self.generic_visit(node)
 
-    def visit_IfExp(self, node):
-        if self.ok(node.test):
-            for value in ("True", "False"):
-                self.replace("if-cond", node.test, node.test, value)
-        self.generic_visit(node)
+    visit_IfExp = visit_If
 
     def visit_While(self, node):
-        if self.ok(node.test):
-            self.replace("if-cond", node.test, node.test, "False")
-        self.generic_visit(node)
+        """Force a loop's condition to False."""
+        self.visit_If(node, ("False",))
 
     def visit_Return(self, node):
+        """Record `return x` -> `return None`."""
         value = node.value
         if value is not None and self.ok(value) and not (
                 isinstance(value, ast.Constant) and value.value is None):
@@ -352,40 +322,37 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AugAssign(self, node):
-        if self.ok(node) and type(node.op) in ARITH:
-            span = self.src.operator_between(node.target, node.value)
-            if span is not None:
-                for new in ARITH[type(node.op)]:
-                    self.add("arith", node, [Edit(*span, new + "=")])
+        """Swap the operator of `x op= y` (ARITH)."""
+        span = self.src.operator_between(node.target, node.value) if self.ok(node) else None
+        if span is not None and type(node.op) in ARITH:
+            for new in ARITH[type(node.op)]:
+                self.add("arith", node, [Edit(*span, new + "=")])
         self.generic_visit(node)
 
-    # -- expressions
-
     def visit_BinOp(self, node):
-        strings = (ast.JoinedStr,)
-        is_text = any(isinstance(side, strings) or (isinstance(side, ast.Constant)
-                                                    and isinstance(side.value, (str, bytes)))
+        """Swap an arithmetic operator (ARITH), unless one side is text."""
+        is_text = any(isinstance(side, ast.JoinedStr) or (isinstance(side, ast.Constant)
+                                                          and isinstance(side.value, (str, bytes)))
                       for side in (node.left, node.right))
         if self.ok(node) and type(node.op) in ARITH and not is_text:
             span = self.src.operator_between(node.left, node.right)
             if span is not None and self.src.text[span[0]:span[1]] == ARITH_TEXT[type(node.op)]:
                 for new in ARITH[type(node.op)]:
-                    self.add("arith", node, [self._operator_edit(node, span, new)])
+                    self.add("arith", node, [self.operator_edit(node, span, new)])
         self.generic_visit(node)
 
-    def _operator_edit(self, node: ast.BinOp, span: Tuple[int, int], new: str) -> Edit:
-        """The edit that swaps node's operator for new, and nothing else: ** binds tighter
-        than * and to the right, so `n * m * d` would become `n * (m ** d)`; then the operands
-        are parenthesised, `(n * m) ** (d)`."""
+    def operator_edit(self, node: ast.BinOp, span: Tuple[int, int], new: str) -> Edit:
+        """Return the edit that swaps node's operator for new and nothing else: `n * m * d`
+        with ** would become `n * (m ** d)`, so the operands are parenthesised then."""
         start, end = self.src.span(node)
         text = self.src.text[start:span[0]] + new + self.src.text[span[1]:end]
-        wanted = ast.BinOp(node.left, OPERATOR_OF[new](), node.right)
-        if _same_tree(text, wanted):
+        if _same_tree(text, ast.BinOp(node.left, OPERATOR_OF[new](), node.right)):
             return Edit(*span, new)
         left, right = self.src.segment(node.left), self.src.segment(node.right)
         return Edit(start, end, f"({left}) {new} ({right})")
 
     def visit_Compare(self, node):
+        """Swap each comparison operator (COMPARE)."""
         if self.ok(node):
             operands = [node.left] + node.comparators
             for i, op in enumerate(node.ops):
@@ -395,6 +362,7 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_BoolOp(self, node):
+        """Swap `and` and `or`."""
         if self.ok(node):
             new = "or" if isinstance(node.op, ast.And) else "and"
             spans = [self.src.operator_between(a, b) for a, b in zip(node.values, node.values[1:])]
@@ -403,6 +371,7 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_UnaryOp(self, node):
+        """Remove a `not` or a unary minus."""
         if self.ok(node) and isinstance(node.op, (ast.Not, ast.USub)):
             start = self.src.span(node)[0]
             operand_start = self.src.span(node.operand)[0]
@@ -414,12 +383,12 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node):
+        """Flip a bool; change an int (0 -> 1, 1 -> 0 or 2, n -> n + 1) or a float (x -> 2x
+        or 0.0, 0.0 -> 1.0)."""
         value = node.value
-        if isinstance(value, bool):
-            if self.ok(node):
-                self.replace("bool", self.wider(node), node, str(not value), node)
-            return
-        if not isinstance(value, (int, float)) or not self.ok(node):
+        if isinstance(value, bool) and self.ok(node):
+            self.replace("bool", self.wider(node), node, str(not value), node)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not self.ok(node):
             return
         if isinstance(value, int):
             new = {0: [1], 1: [0, 2]}.get(value, [value + 1])
@@ -430,301 +399,331 @@ class _Finder(ast.NodeVisitor):
                          repr(v) if math.isfinite(v) else "1e999", node)
 
     def visit_Call(self, node):
+        """Swap min and max; move a range's start or stop by one."""
         name = getattr(node.func, "id", None)
         if name in ("min", "max") and self.ok(node.func):
             self.replace("minmax", node, node.func, "max" if name == "min" else "min")
         if name == "range" and self.ok(node):
-            for arg in node.args[:2]:
-                if not isinstance(arg, ast.Constant):
-                    text = self.src.segment(arg)
-                    for delta in ("+ 1", "- 1"):
-                        self.replace("range", node, arg, self._shifted(text, arg, delta))
+            for arg in [a for a in node.args[:2] if not isinstance(a, ast.Constant)]:
+                for delta in ("+ 1", "- 1"):
+                    self.replace("range", node, arg, self.shifted(arg, delta))
         self.generic_visit(node)
 
     def visit_Subscript(self, node):
+        """Move a slice bound by one, or an index by + 1, inside functions."""
         index = node.slice
         if self.depth and self.ok(node):
             context = self.wider(node)
             if isinstance(index, ast.Slice):
                 for bound in (index.lower, index.upper):
-                    if bound is not None and not isinstance(bound, ast.Constant):
-                        text = self.src.segment(bound)
-                        for delta in ("+ 1", "- 1"):
-                            self.replace("slice", context, bound,
-                                         self._shifted(text, bound, delta), node)
+                    if bound is None or isinstance(bound, ast.Constant):
+                        continue
+                    for delta in ("+ 1", "- 1"):
+                        self.replace("slice", context, bound, self.shifted(bound, delta), node)
             elif isinstance(index, (ast.Name, ast.BinOp)) and isinstance(node.ctx, ast.Load):
-                self.replace("index", context, index,
-                             self._shifted(self.src.segment(index), index, "+ 1"), node)
+                self.replace("index", context, index, self.shifted(index, "+ 1"), node)
         self.generic_visit(node)
 
 
-def find_mutants(module: str, text: str) -> List[Mutant]:
-    """Return the mutants of one module's source, each checked to compile."""
-    tree = ast.parse(text)
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    finder = _Finder(module, _Source(text), _skipped_nodes(tree), parents)
-    finder.visit(tree)
-    original_dump = ast.dump(tree)
-    mutants, seen, repeats = [], set(), {}
-    for m in sorted(finder.mutants, key=lambda m: (m.line, m.col, m.operator, m.mutated)):
-        identity = (m.line, m.col, m.operator, m.original, m.mutated)
-        if identity in seen:
-            continue
-        seen.add(identity)
-        try:
-            mutated_tree = ast.parse(apply(text, m))
-        except SyntaxError:
-            continue
-        if ast.dump(mutated_tree) != original_dump:
-            count = repeats[m.key] = repeats.get(m.key, 0) + 1
-            mutants.append(m if count == 1 else m._replace(function=f"{m.function}#{count}"))
-    return mutants
-
-
 def apply(text: str, mutant: Mutant) -> str:
+    """Return the module's text with the mutant's edits made."""
     for e in sorted(mutant.edits, reverse=True):
         text = text[:e.start] + e.text + text[e.end:]
     return text
 
 
-# ------------------------------------------------------------------ equivalents
+def find_mutants(module: str, text: str) -> List[Mutant]:
+    """Return the mutants of one module's source that parse and change its tree, in source
+    order, a repeated key numbered ("function#2")."""
+    finder = _Finder(module, text)
+    finder.visit(finder.tree)
+    original_dump = ast.dump(finder.tree)
+    mutants, seen, repeats = [], set(), {}
+    for m in sorted(finder.mutants, key=lambda m: (m.line, m.col, m.operator, m.mutated)):
+        identity = (m.line, m.col, m.operator, m.original, m.mutated)
+        if identity in seen:  # the same mutation, reached twice
+            continue
+        seen.add(identity)
+        try:
+            changed = ast.dump(ast.parse(apply(text, m))) != original_dump
+        except SyntaxError:
+            continue
+        if changed:
+            count = repeats[m.key] = repeats.get(m.key, 0) + 1
+            mutants.append(m if count == 1 else m._replace(function=f"{m.function}#{count}"))
+    return mutants
 
-class EquivalentList(NamedTuple):
-    keys: Dict[str, str]  # key -> reason
-    path: Path
 
-
-def read_equivalents(path: Path) -> EquivalentList:
+def read_equivalents(path: Path) -> Dict[str, str]:
+    """Return the equivalent list's keys, each with its reason."""
     keys = {}
-    if path.exists():
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            if not raw.strip() or raw.lstrip().startswith("#"):
-                continue
+    for raw in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        if raw.strip() and not raw.lstrip().startswith("#"):
             key, _, reason = raw.partition("  #")  # snippets never hold two spaces
             keys[key.strip()] = reason.strip()
-    return EquivalentList(keys, path)
+    return keys
 
 
-# ------------------------------------------------------------------ running
+# ------------------------------------------------------------------ running the tests
 
-def default_tests(module: str, root: Path) -> List[str]:
-    wanted = list(DEFAULT_TESTS.get(Path(module).name, ())) + [module] + list(SHARED_TESTS)
-    return [t for t in wanted if (root / t).exists()]
-
-
-MEMORY_LIMIT = 4 * 2 ** 30  # bytes of address space per test run
-# Variables of the caller's shell that change what the tests see, unset in every test run so
-# that the verdicts do not depend on who runs the tool: PYTHONUNBUFFERED makes every print
-# reach a pipe at once (it hid a missing flush and a missing dup2 of stats.py's pipe
-# handling), and PYTHONOPTIMIZE strips the tests' assert statements.
-UNSET = ("PYTHONUNBUFFERED", "PYTHONOPTIMIZE")
-# `python3 -m pytest`, with the address space capped first where the platform can (a mutant
-# such as `2 * n * m -> (2 * n) ** (m)` meeting n = 10^30 would otherwise eat gigabytes of a
-# shared machine's memory before the timeout): MemoryError then fails the run, and kills it.
-_LAUNCH = ("import runpy, sys\n"
-           "try:\n"
-           "    import resource\n"
-           f"    resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_LIMIT}, {MEMORY_LIMIT}))\n"
-           "except (ImportError, ValueError, OSError):\n"
-           "    pass  # no such limit here: run without it\n"
-           "sys.argv[0] = 'pytest'\n"
-           "runpy.run_module('pytest', run_name='__main__', alter_sys=True)\n")
+def default_tests(module: str) -> List[str]:
+    """Return a module's default tests: its DEFAULT_TESTS (else the test files that import
+    it), its doctests, then SHARED_TESTS; only the files that exist."""
+    own = DEFAULT_TESTS.get(module)
+    if own is None:
+        imports = re.compile(rf"^\s*(from|import)\s+{re.escape(Path(module).stem)}\b", re.M)
+        own = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests").glob("test_*.py"))
+               if imports.search(p.read_text(encoding="utf-8"))]
+        if not own:
+            raise SystemExit(f"mutate: no file in tests/ imports {module}; name the tests "
+                             f"with --tests")
+    return [t for t in [*own, module, *SHARED_TESTS] if (ROOT / t).exists()]
 
 
-def _pytest_command(tests: Sequence[str]) -> List[str]:
-    deselect = [f"--deselect={t}" for t in TEXT_ONLY if t.split("::")[0] in tests]
-    return [sys.executable, "-c", _LAUNCH, "-x", "-q", "-p", "no:cacheprovider",
-            "--doctest-modules", *deselect, *tests]
-
-
-def _run(cwd: Path, tests: Sequence[str], timeout: float) -> Tuple[str, float]:
-    """Run the tests in cwd; return (outcome, seconds): passed, failed, error or timeout."""
+def _run(cwd: Path, tests: Sequence[str], timeout: float) -> Tuple[str, float, str]:
+    """Run pytest on tests in cwd; return (outcome, seconds, the output's end), where the
+    outcome is passed, failed, timeout or error."""
     env = {name: value for name, value in os.environ.items() if name not in UNSET}
-    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    # Third-party pytest plugins are not loaded: the tests need pytest alone, and hypothesis's
+    # plugin alone costs 1.6 s a run here.
+    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     start = time.perf_counter()
-    proc = subprocess.Popen(_pytest_command(tests), cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, *tests], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        out = proc.communicate(timeout=timeout)[0].decode(errors="replace")
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # the process group of this pytest run only
         proc.communicate()
-        return "timeout", time.perf_counter() - start
-    seconds = time.perf_counter() - start
-    if proc.returncode == 0:
-        return "passed", seconds
-    if proc.returncode == 1:
-        return "failed", seconds
+        return "timeout", time.perf_counter() - start, ""
     if proc.returncode == 5:
-        raise SystemExit(f"mutate: no tests were collected by {' '.join(tests)}")
-    return f"error (exit {proc.returncode}): {out.decode(errors='replace')[-300:]}", seconds
+        raise SystemExit(f"mutate: pytest collected no tests from {' '.join(tests)}")
+    outcome = {0: "passed", 1: "failed"}.get(proc.returncode, f"error (exit {proc.returncode})")
+    return outcome, time.perf_counter() - start, out[-1500:]
 
 
-def _make_copies(root: Path, jobs: int) -> Tuple[Path, List[Path]]:
-    base = Path("/tmp") / f"mut_{os.getpid()}"
-    copies = []
-    for k in range(jobs):
-        copy = base / f"w{k}"
-        shutil.copytree(root, copy, ignore=IGNORED_IN_COPY)
-        copies.append(copy)
-    return base, copies
+def _interrupt(signum, frame):
+    """Turn SIGTERM into KeyboardInterrupt, so that a stopped run still reports."""
+    raise KeyboardInterrupt
 
 
-def run_module(module: str, mutants: List[Mutant], text: str, tests: List[str],
-               equivalents: EquivalentList, jobs: int, report: Path, root: Path) -> dict:
-    """Run every mutant of one module; write the report; return the counts."""
-    base, copies = _make_copies(root, jobs)
-    try:
-        outcome, baseline = _run(copies[0], tests, timeout=600)
-        if outcome != "passed":
-            raise SystemExit(f"mutate: the unmutated tests do not pass ({outcome}); "
-                             f"fix them or choose others with --tests")
-        timeout = max(10 * baseline, 5.0)
-        print(f"{module}: {len(mutants)} mutants; tests {' '.join(tests)}; baseline "
-              f"{baseline:.1f} s, timeout {timeout:.0f} s, {jobs} jobs", flush=True)
-        free: "Queue[Path]" = Queue()
-        for copy in copies:
-            free.put(copy)
+class _Runner:
+    """Runs the tests on the mutants of one module, in one copy of the repository per job.
 
-        done = [0]  # mutants finished, for the progress lines
-        lock = threading.Lock()
+    The first test path runs alone first, and the others only if it passes: most mutants
+    fail their module's own tests, and then the others are not even collected."""
 
-        def one(mutant: Mutant) -> Tuple[Mutant, str]:
-            copy = free.get()
-            try:
-                (copy / module).write_text(apply(text, mutant), encoding="utf-8")
-                outcome = _run(copy, tests, timeout)[0]
-            finally:
-                (copy / module).write_text(text, encoding="utf-8")
-                free.put(copy)
-            with lock:  # survivors as they come, and a line every 25 mutants
-                done[0] += 1
-                if outcome == "passed":
-                    mark = "  [listed equivalent]" if mutant.key in equivalents.keys else ""
-                    print(f"  survived: {mutant.describe()}{mark}", flush=True)
-                if done[0] % 25 == 0 or done[0] == len(mutants):
-                    print(f"  {done[0]}/{len(mutants)} mutants in "
-                          f"{time.perf_counter() - start:.0f} s", flush=True)
-            return mutant, outcome
+    def __init__(self, module: str, options: List[str], tests: List[str], jobs: int,
+                 base: Path, report):
+        """Copy the repository once per job into base; time the unmutated tests, which must
+        pass, and allow each step of a mutant's run ten times as long."""
+        self.module, self.report = module, report
+        self.text = (ROOT / module).read_text(encoding="utf-8")
+        self.stages = [options + tests[:1]] + ([options + tests[1:]] if tests[1:] else [])
+        self.copies: "Queue[Path]" = Queue()
+        for k in range(jobs):
+            self.copies.put(Path(shutil.copytree(ROOT, base / f"w{k}", ignore=IGNORED_IN_COPY)))
+        self.timeouts = []
+        for stage in self.stages:
+            outcome, seconds, out = _run(base / "w0", stage, timeout=600)
+            if outcome != "passed":
+                raise SystemExit(f"{out}\nmutate: the unmutated tests do not pass ({outcome}); "
+                                 f"fix them or choose others with --tests")
+            self.timeouts.append(max(10 * seconds, 5.0))
+        print(f"{module}: pytest {' '.join(options + tests)}; timeouts "
+              f"{' and '.join(f'{t:.0f}' for t in self.timeouts)} s, {jobs} jobs", flush=True)
+        self.outcomes: Dict[Mutant, str] = {}
+        self.lock, self.stop = threading.Lock(), threading.Event()
+        self.total, self.start = 0, time.perf_counter()
 
-        start = time.perf_counter()
+    def one(self, mutant: Mutant) -> None:
+        """Run the tests on one mutant in a free copy, and record the outcome."""
+        if self.stop.is_set():
+            return
+        copy = self.copies.get()
+        try:
+            (copy / self.module).write_text(apply(self.text, mutant), encoding="utf-8")
+            for stage, timeout in zip(self.stages, self.timeouts):
+                outcome = _run(copy, stage, timeout)[0]
+                if outcome != "passed":
+                    break
+        finally:
+            (copy / self.module).write_text(self.text, encoding="utf-8")
+            self.copies.put(copy)
+        with self.lock:
+            self.outcomes[mutant] = outcome
+            verdict = "survived" if outcome == "passed" else "killed"
+            print(f"{verdict:9} {outcome:8} {mutant.describe()}", file=self.report, flush=True)
+            if outcome == "passed":
+                print(f"  survived: {mutant.describe()}", flush=True)
+            done = len(self.outcomes)
+            if done % 25 == 0 or done == self.total:
+                print(f"  {done}/{self.total} mutants in {time.perf_counter() - self.start:.0f} s",
+                      flush=True)
+
+    def run(self, mutants: List[Mutant], jobs: int) -> Dict[Mutant, str]:
+        """Run every mutant, jobs at a time; return each outcome.  An interrupted run (Ctrl-C,
+        or SIGTERM) finishes the runs under way and returns the outcomes it has."""
+        self.total, self.start = len(mutants), time.perf_counter()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(one, mutants))
-        elapsed = time.perf_counter() - start
+            futures = [pool.submit(self.one, m) for m in mutants]
+            try:
+                for future in futures:
+                    future.result()
+            except KeyboardInterrupt:
+                print("mutate: interrupted; finishing the runs under way", flush=True)
+            finally:
+                self.stop.set()  # the mutants not started yet stay unrun
+        return self.outcomes
+
+
+def run_module(module: str, mutants: List[Mutant], options: List[str], tests: List[str],
+               jobs: int, report) -> Dict[Mutant, str]:
+    """Run the tests on every mutant of one module; return each mutant's outcome."""
+    base = Path(tempfile.mkdtemp(prefix="mutate-"))
+    try:
+        print(f"{module}: {len(mutants)} mutants", flush=True)
+        return _Runner(module, options, tests, jobs, base, report).run(mutants, jobs)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    return _summarise(module, results, equivalents, elapsed, report)
 
 
-def _summarise(module, results, equivalents, elapsed, report) -> dict:
-    killed = [m for m, o in results if o != "passed"]
-    survived = [m for m, o in results if o == "passed"]
-    equivalent = [m for m in survived if m.key in equivalents.keys]
-    counted_survivors = [m for m in survived if m.key not in equivalents.keys]
-    timeouts = sum(o == "timeout" for _, o in results)
-    errors = sum(o.startswith("error") for _, o in results)
-    denominator = len(results) - len(equivalent)
-    rate = 100.0 * len(killed) / denominator if denominator else 100.0
-    raises = [(m, o) for m, o in results if m.operator == "raise-delete"]
-    lines = [f"{module}: {len(killed)} killed ({timeouts} by timeout, {errors} by error), "
-             f"{len(counted_survivors)} survived, {len(equivalent)} equivalent; "
-             f"kill rate {rate:.1f}% of {denominator}",
-             f"  raise statements deleted: {len(raises)}, survived: "
-             f"{sum(o == 'passed' for _, o in raises)}",
-             f"  {len(results)} mutants in {elapsed:.0f} s = "
-             f"{60 * len(results) / max(elapsed, 1e-9):.1f} mutants/minute"]
-    by_operator: Dict[str, List[int]] = {}
-    for m, o in results:
-        by_operator.setdefault(m.operator, [0, 0])[o == "passed"] += 1
-    lines.append("  by operator (killed/survived): " + ", ".join(
-        f"{op} {k}/{s}" for op, (k, s) in sorted(by_operator.items())))
-    wrongly_listed = [m for m in killed if m.key in equivalents.keys]
-    lines += ["survivors:"] + [m.describe() for m in counted_survivors]
-    lines += ["killed by timeout:"] + [m.describe() for m, o in results if o == "timeout"]
-    lines += ["equivalent (listed, survived as expected):"] + [m.describe() for m in equivalent]
-    lines += ["listed as equivalent but killed (remove from the list):"] + [
-        m.describe() for m in wrongly_listed]
-    print("\n".join(lines[:4]))
-    with report.open("a", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n\n")
-    return {"module": module, "killed": len(killed), "survived": len(counted_survivors),
-            "equivalent": len(equivalent), "rate": rate, "seconds": elapsed,
-            "mutants": len(results)}
+# ------------------------------------------------------------------ the figures
+
+def summarise(module: str, generated: int, selected: List[Mutant], outcomes: Dict[Mutant, str],
+              equivalents: Dict[str, str], report) -> dict:
+    """Print one module's figures and write its lists to the report; return the figures.
+
+    The kill rate is killed / (run - equivalent); the guaranteed rate counts every mutant
+    that did not run as not killed: killed / (selected - equivalent)."""
+    passed = [m for m in selected if outcomes.get(m) == "passed"]
+    killed = [m for m in selected if m in outcomes and outcomes[m] != "passed"]
+    equivalent = [m for m in passed if m.key in equivalents]
+    f = {"module": module, "generated": generated, "selected": len(selected),
+         "run": len(outcomes), "killed": len(killed), "equivalent": len(equivalent),
+         "survived": len(passed) - len(equivalent), "not run": len(selected) - len(outcomes),
+         "timeout": sum(outcomes[m] == "timeout" for m in killed)}
+    f["rate"] = 100 * len(killed) / max(f["run"] - f["equivalent"], 1)
+    f["guaranteed"] = 100 * len(killed) / max(f["selected"] - f["equivalent"], 1)
+    lists = {"survived (not listed as equivalent)": [m for m in passed if m not in equivalent],
+             "did not run (counted as not killed)": [m for m in selected if m not in outcomes],
+             "killed by timeout": [m for m in killed if outcomes[m] == "timeout"],
+             "equivalent (listed, survived)": equivalent,
+             "listed as equivalent but killed (remove from the list)":
+                 [m for m in killed if m.key in equivalents]}
+    lines = [f"{module}: {generated} mutants generated, {f['selected']} selected, {f['run']} run, "
+             f"{f['not run']} not run",
+             f"  killed {f['killed']} ({f['timeout']} by timeout), survived {f['survived']}, "
+             f"equivalent {f['equivalent']} (listed in {EQUIVALENT_FILE.name})",
+             f"  kill rate {f['rate']:.1f}% of {f['run'] - f['equivalent']} non-equivalent; "
+             f"guaranteed {f['guaranteed']:.1f}% of {f['selected'] - f['equivalent']}"]
+    if f["not run"]:
+        lines.append(f"  WARNING: {f['not run']} mutants did not run; the guaranteed rate "
+                     f"counts them as not killed")
+    print("\n".join(lines), flush=True)
+    for title, mutants in lists.items():
+        lines += [f"{title}: {len(mutants)}"] + [f"  {m.describe()}" for m in mutants]
+    print("\n".join(lines), file=report, flush=True)
+    return f
 
 
-def stale_equivalents(equivalents: EquivalentList, all_mutants: List[Mutant],
-                      modules: Sequence[str]) -> List[str]:
-    """Entries of the list (for the modules examined) that match no current mutant."""
-    current = {m.key for m in all_mutants}
-    return [f"stale: {key}" for key in equivalents.keys
-            if key.split(":", 1)[0] in modules and key not in current]
+def _table(figures: List[dict]) -> str:
+    """Return the figures of every module run, one line each."""
+    rows = [("module", "generated", "run", "not run", "killed", "survived", "equivalent",
+             "kill rate", "guaranteed")]
+    rows += [(f["module"], f["generated"], f["run"], f["not run"], f["killed"], f["survived"],
+              f["equivalent"], f"{f['rate']:.1f}%", f"{f['guaranteed']:.1f}%") for f in figures]
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(str(v).rjust(w) for v, w in zip(row, widths)) for row in rows)
 
 
-def _relative_module(path: str, root: Path) -> str:
-    """Return the module's path relative to the repository, given it from here or from root."""
+def _module_path(path: str) -> str:
+    """Return a module's path relative to the repository, given from here or from the root."""
     here = (Path.cwd() / path).resolve()
-    if here.exists():
-        return str(here.relative_to(root))
-    if not (root / path).exists():
-        raise SystemExit(f"mutate: no module {path} here or under {root}")
-    return path
+    if here.is_file() and ROOT in here.parents:
+        return here.relative_to(ROOT).as_posix()
+    if not (ROOT / path).is_file():
+        raise SystemExit(f"mutate: no module {path} here or under {ROOT}")
+    return Path(path).as_posix()
+
+
+def select(mutants: List[Mutant], args: argparse.Namespace) -> List[Mutant]:
+    """Return the mutants that --function, --operators and --sample choose, in source order."""
+    chosen = [m for m in mutants if (args.function is None
+                                     or m.function.split("#")[0] in args.function)
+              and (args.operators is None or m.operator in args.operators)]
+    if args.sample is not None and args.sample < len(chosen):
+        sample = set(random.Random(args.seed).sample(chosen, args.sample))
+        chosen = [m for m in chosen if m in sample]
+    return chosen
+
+
+def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """Return the command line's options."""
+    parser = argparse.ArgumentParser(
+        prog="python3 tools/mutate.py", description="Mutation testing: run a module's tests "
+        "on each small change of its code, and count the changes they catch (tools/README.md).")
+    parser.add_argument("modules", nargs="+", help="module paths, e.g. softmax.py or "
+                        "experiments/learning.py")
+    parser.add_argument("--tests", nargs="+", help="test paths to run instead of the module's "
+                        "default tests")
+    parser.add_argument("--slow", action="store_true", help="include the slow tests "
+                        "(-m 'slow or not slow')")
+    parser.add_argument("--jobs", type=int, default=2, help="test runs at once (default 2)")
+    parser.add_argument("--function", nargs="+", help="only the mutants inside these "
+                        "functions (Class.method for a method)")
+    parser.add_argument("--operators", nargs="+", help="only these operators, e.g. raise-delete")
+    parser.add_argument("--sample", type=int, help="a random sample of N mutants per module")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    parser.add_argument("--report", type=Path, help="the report file (default "
+                        "/tmp/mutation-report-MODULES.txt)")
+    return parser.parse_args(argv)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 tools/mutate.py",
-                                     description="Mutation testing of the project's modules.")
-    parser.add_argument("modules", nargs="+", help="module paths, e.g. softmax.py")
-    parser.add_argument("--tests", nargs="+", help="test paths to run (default: per module)")
-    parser.add_argument("--pytest-args", default="", help="extra pytest arguments, one string "
-                        "(e.g. \"--deselect tests/test_x.py::test_y\")")
-    parser.add_argument("--sample", type=int, help="run a random sample of N mutants per module")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
-    parser.add_argument("--function", help="only mutants inside this function")
-    parser.add_argument("--operators", nargs="+", help="only these operators (e.g. raise-delete)")
-    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
-    parser.add_argument("--jobs", type=int, default=2, help="parallel test runs (default 2)")
-    parser.add_argument("--equivalent", type=Path, default=EQUIVALENT_FILE,
-                        help=f"equivalent-mutant list (default {EQUIVALENT_FILE})")
-    parser.add_argument("--report", type=Path, help="report file "
-                        "(default /tmp/mutation-report-<modules>.txt)")
-    parser.add_argument("--root", type=Path, default=ROOT, help="repository root")
-    args = parser.parse_args(argv)
-    root = args.root.resolve()
-    modules = [_relative_module(m, root) for m in args.modules]
-    equivalents = read_equivalents(args.equivalent)
-    report = args.report or Path("/tmp") / (
+    """Mutate the modules named on the command line and print the figures; return 0, or 1
+    if some mutants did not run."""
+    args = parse_arguments(argv)
+    if not args.list and importlib.util.find_spec("pytest") is None:
+        raise SystemExit(f"mutate: pytest is not installed for this Python: {sys.executable} "
+                         f"(Python {sys.version.split()[0]}); install it there "
+                         f"(python3 -m pip install pytest), or run the tool with a Python "
+                         f"that has it")
+    modules = [_module_path(m) for m in args.modules]
+    equivalents = read_equivalents(EQUIVALENT_FILE)
+    report_path = args.report or Path(tempfile.gettempdir()) / (
         "mutation-report-" + "-".join(Path(m).stem for m in modules) + ".txt")
-    if not args.list:
-        report.write_text("", encoding="utf-8")
-    all_mutants, summaries = [], []
-    for module in modules:
-        text = (root / module).read_text(encoding="utf-8")
-        mutants = find_mutants(module, text)
-        all_mutants += mutants
-        if args.function:
-            mutants = [m for m in mutants if m.function.split("#")[0] == args.function]
-        if args.operators:
-            mutants = [m for m in mutants if m.operator in args.operators]
-        if args.sample is not None and args.sample < len(mutants):
-            mutants = sorted(random.Random(args.seed).sample(mutants, args.sample),
-                             key=lambda m: (m.line, m.col, m.operator, m.mutated))
-        if args.list:
-            for m in mutants:
-                mark = "  [equivalent]" if m.key in equivalents.keys else ""
-                print(m.describe() + mark)
-            print(f"{module}: {len(mutants)} mutants")
-            continue
-        tests = (args.tests or default_tests(module, root)) + shlex.split(args.pytest_args)
-        summaries.append(run_module(module, mutants, text, tests, equivalents, args.jobs,
-                                    report, root))
-    stale = stale_equivalents(equivalents, all_mutants, modules)
+    signal.signal(signal.SIGTERM, _interrupt)
+    figures, current = [], set()
+    with open(os.devnull if args.list else report_path, "w", encoding="utf-8") as report:
+        for module in modules:
+            mutants = find_mutants(module, (ROOT / module).read_text(encoding="utf-8"))
+            current |= {m.key for m in mutants}
+            selected = select(mutants, args)
+            if args.list:
+                for m in selected:
+                    print(m.describe() + ("  [equivalent]" if m.key in equivalents else ""))
+                print(f"{module}: {len(selected)} mutants")
+                continue
+            tests = args.tests or default_tests(module)
+            options = ["-x", "-q", "-p", "no:cacheprovider", "--doctest-modules"]
+            options += [f"--deselect={t}" for t in TEXT_ONLY]
+            options += ["-m", "slow or not slow"] if args.slow else []
+            outcomes = run_module(module, selected, options, tests, args.jobs, report)
+            figures.append(summarise(module, len(mutants), selected, outcomes, equivalents,
+                                     report))
+            if len(outcomes) < len(selected):
+                break  # interrupted: no further module
+        stale = [f"stale: {key}" for key in equivalents
+                 if key.split(":", 1)[0] in modules and key not in current]
+        print("\n".join(stale), file=report)
     for line in stale:
         print(line)
-    if not args.list:
-        with report.open("a", encoding="utf-8") as f:
-            f.write("\n".join(stale) + ("\n" if stale else ""))
-        print(f"report: {report}")
-    return 0
+    if figures:
+        print(f"\n{_table(figures)}\nreport: {report_path}")
+    return 1 if any(f["not run"] for f in figures) else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,33 @@
+"""The mutation tool's command line (tools/mutate.py), run as a reader runs it.
+
+The tool is run by hand, never by the tests; these only check that it starts, explains
+itself, and says plainly when the Python that runs it has no pytest.
+"""
+
+import os  # the repository's root
+import subprocess  # run the tool as a program
+import sys  # the interpreter that runs the tests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def tool(*args, cwd=ROOT, python=(sys.executable,)):
+    """Run tools/mutate.py with args; return the finished process."""
+    return subprocess.run([*python, os.path.join(ROOT, "tools", "mutate.py"), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_help_exits_0_from_the_root_and_from_tools():
+    for cwd in (ROOT, os.path.join(ROOT, "tools")):
+        run = tool("--help", cwd=cwd)
+        assert run.returncode == 0, run.stderr
+        assert "--jobs" in run.stdout and "--slow" in run.stdout  # the options are listed
+
+
+def test_a_python_without_pytest_is_named_as_such():
+    # python -S leaves site-packages, and so pytest, off the path: a real Python without
+    # pytest, whichever environment runs the tests.
+    run = tool("softmax.py", python=(sys.executable, "-S"))
+    assert run.returncode == 1
+    assert "pytest is not installed for this Python" in run.stderr  # not "the tests fail"
+    assert "do not pass" not in run.stderr
