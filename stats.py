@@ -25,6 +25,8 @@ Public API (`__all__`):
     variance_standard_error(d_k, n)         of the simulated Var(q . k)
     Median, median_interval(xs)             a median and its order-statistic
                                             interval
+    Quantile, quantile_interval(xs, p)      a p-quantile and its
+                                            order-statistic interval
     sample_dot_products(d_k, n, seed=, scale=, rho=)
                                             Monte Carlo, N(0, 1) components
     layer_norm(x), sample_projected_dot_products(d_k, n, d_model=, seed=)
@@ -36,11 +38,12 @@ Public API (`__all__`):
     GradientNorms, gradient_stats(d_k, scale_name, ...)
                                             ||dL/dS||, ||dL/dQ||: median, mean
     GradientSpread, gradient_spread(d_k, scale_name, ...)
-                                            their quantiles; top rows' shares
+                                            their quantiles [intervals]; the
+                                            top rows' shares +- se
     PERCENTILES, TOP_PERCENTS               the quantiles and top shares given
     Report, report(...)                     every number of `python3 stats.py`
     format_report(r), main(argv)            its text; the command line
-    format_estimate(value, se), format_interval(median)
+    format_estimate(value, se), format_interval(interval)
                                             "1026 +- 46"; "0.47 [0.45, 0.5]"
 
 >>> dot_product_variance(64)
@@ -58,13 +61,16 @@ exact.
 """
 
 import argparse  # the command line of the main job
+import functools  # lru_cache: the report's ranks, computed once
 import math  # sqrt, log, log1p, exp, fsum, cos, sin, tanh
+import operator  # mul: the sum of squares of the shares' influence
 import os  # devnull, when the reader of the report closes the pipe
 import random  # seeded Monte Carlo
-import statistics  # median, quantiles
+import statistics  # median
 import sys  # the exit status of the command line; float_info.max
 from fractions import Fraction  # exact moments
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import (Dict, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
 
 from attention import dot
 from softmax import (as_int, as_list, as_logits, as_real, as_vector,
@@ -75,7 +81,8 @@ __all__ = ["mean", "variance", "product_variance", "dot_product_variance",
            "scaled_variance", "SCALE_CHOICES", "scale_factor", "Moments",
            "exact_dot_product_moments", "correlated_dot_product_moments",
            "correlated_logits", "variance_standard_error", "Median",
-           "median_interval", "sample_dot_products", "layer_norm",
+           "median_interval", "Quantile", "quantile_interval",
+           "sample_dot_products", "layer_norm",
            "sample_projected_dot_products", "ScoreVariance",
            "additive_score_variance", "softmax_entropy", "Saturation",
            "saturation_stats", "GradientNorms", "gradient_stats",
@@ -212,20 +219,68 @@ def _gradient_norms(rows: Sequence[_Row], c: float) -> Tuple[Vector, Vector]:
     return score, query
 
 
-def _quantiles(xs: Vector) -> Tuple[float, ...]:
-    """xs at PERCENTILES, linear between order statistics
-    (statistics.quantiles' "inclusive" method: the 50% point is the median)."""
-    cuts = statistics.quantiles(xs, n=100, method="inclusive")  # 1% ... 99%
-    return tuple(cuts[p - 1] for p in PERCENTILES)
+@functools.lru_cache(maxsize=64)  # the report asks for each (n, p) 20 times
+def _order_ranks(n: int, p: Fraction, coverage: Fraction
+                 ) -> Tuple[int, int, float]:
+    """(l, u, P(l <= B <= u - 1)), B ~ Binomial(n, p): B of n draws fall below
+    the true p-quantile, so [x_(l), x_(u)] misses it below with probability
+    P(B < l) and above with P(B >= u).  l is the largest rank and u the
+    smallest with each at most e = (1 - coverage) / 2 (1 and n if none is).
+    Exact: for p = a / b, b^n P(B = k) = C(n, k) a^k (b - a)^(n - k), summed
+    from k = 0 in ints until the upper tail is within e, about n p + 2
+    sqrt(n p (1 - p)) steps; so a p above 1/2 counts from the top, where n - B
+    ~ Binomial(n, 1 - p)."""
+    if 2 * p > 1:
+        l, u, covered = _order_ranks(n, 1 - p, coverage)
+        return n + 1 - u, n + 1 - l, covered
+    a, b, e = p.numerator, p.denominator, (1 - coverage) / 2
+    total = b ** n
+    low, high = e * total, (1 - e) * total  # b^n e, b^n (1 - e)
+    term = (b - a) ** n  # b^n P(B = 0)
+    l, below_l, below = 1, term, 0
+    for k in range(1, n + 1):
+        below += term  # b^n P(B < k)
+        if below <= low:
+            l, below_l = k, below
+        if below >= high or k == n:
+            return l, k, (below - below_l) / total  # int / int: rounded once
+        term = term * (n - k + 1) * a // (k * (b - a))  # b^n P(B = k), exact
 
 
-def _top_shares(xs: Vector) -> Tuple[float, ...]:
-    """sum of the largest ceil(n t / 100) of the n x_i, over sum_i x_i, for t
-    in TOP_PERCENTS: the share that the top t% of rows carry."""
-    ranked = sorted(xs, reverse=True)
-    total = math.fsum(xs)
-    return tuple(math.fsum(ranked[:-(-len(xs) * t // 100)]) / total
-                 for t in TOP_PERCENTS)
+def _quantile(x: Vector, p: Fraction) -> float:
+    """The p-quantile of the sorted x, linear between order statistics: at
+    h = (n - 1) p from x[0] (statistics.quantiles' "inclusive" method; the
+    median at p = 1/2)."""
+    j, delta = divmod((len(x) - 1) * p.numerator, p.denominator)
+    if delta == 0:  # h = j, an order statistic (n = 1 has no x[j + 1])
+        return x[j]
+    return x[j] + (x[j + 1] - x[j]) * (delta / p.denominator)  # h = j + d/b
+
+
+def _top_share(ranked: Vector, t: int) -> Tuple[float, float]:
+    """(T, its standard error) for the share T = theta / mu of the sum of the
+    n ranked x_i (largest first) that the top k = ceil(n t / 100) carry:
+    theta = (1/n) sum of the top k, mu = (1/n) sum_i x_i; k < n.
+
+    The delta method: se = sqrt(mean(IF_T(x_i)^2) / n), IF the influence
+    function (a statistic's change per unit of weight moved onto a point x):
+      IF_mu = x - mu;
+      IF_theta = (x - xi) 1{x > xi} + xi s - theta, xi the threshold of the
+        top (the (1 - s)-quantile): x's own term x 1{x > xi} - theta, plus the
+        threshold's move, IF_xi = (1{x > xi} - s) / f(xi), times
+        d theta / d xi = -xi f(xi): the density f cancels;
+      IF_T = (IF_theta - T IF_mu) / mu, the quotient rule.
+    Here s = k / n and xi is the largest x_i outside the top, so that every
+    top row keeps its excess over xi (with the smallest of the top, one excess
+    would be 0: for exponential data the variance (k - 1) / k too small); each
+    IF sums to 0 over the x_i.  With theta = T mu, mu IF_T(x) = max(x - xi, 0)
+    + xi s - T x."""
+    n, k = len(ranked), -(-len(ranked) * t // 100)
+    mu, theta = math.fsum(ranked) / n, math.fsum(ranked[:k]) / n
+    T, xi, s = theta / mu, ranked[k], k / n
+    g = ([v - xi + xi * s - T * v for v in ranked[:k]]  # mu IF_T, the top
+         + [xi * s - T * v for v in ranked[k:]])  # and the rest
+    return T, math.sqrt(math.fsum(map(operator.mul, g, g))) / (n * mu)
 
 
 # ----------------------------------------------------------- mean and variance
@@ -431,6 +486,39 @@ def median_interval(xs: Sequence[float], coverage: float = 0.95) -> Median:
     return Median(statistics.median(xs), xs[l - 1], xs[n - l], covered)
 
 
+class Quantile(NamedTuple):
+    value: float  # the p-quantile of the data, linear between order statistics
+    low: float  # [low, high] holds the true p-quantile with probability
+    high: float  # coverage, whatever the distribution (order statistics)
+    coverage: float
+
+
+def quantile_interval(xs: Sequence[float], p: float,
+                      coverage: float = 0.95) -> Quantile:
+    """Return the p-quantile of xs, linear between order statistics
+    (statistics.quantiles' "inclusive" method), and its interval [x_(l), x_(u)]
+    of order statistics: B ~ Binomial(n, p) of the n draws fall below the true
+    p-quantile, so the interval misses it below with probability P(B < l) and
+    above with P(B >= u); l is the largest and u the smallest rank that keep
+    each at most (1 - coverage) / 2, and .coverage is P(l <= B <= u - 1) (less
+    than asked when n is too small).  p = 1/2 gives median_interval's interval.
+    An int or a Fraction p is exact; a float p is the decimal it prints as (0.1
+    is 1/10), so that p = i/m falls on statistics.quantiles' cut points.  The
+    binomial is summed exactly, in about n^2 min(p, 1 - p) log2(b) bit
+    operations for p = a/b: a second at n = 60000 and p = 0.1; a p of many
+    digits (0.3333333333333333) costs more than Fraction(1, 3).
+
+    >>> quantile_interval(range(1, 101), 0.9)
+    Quantile(value=90.1, low=84.0, high=96.0, coverage=0.9557)
+    """
+    fn = "quantile_interval"
+    x = sorted(as_vector(fn, xs, "xs"))
+    p = _quantile_level(fn, p)
+    coverage = as_real(fn, coverage, "coverage")
+    _probability(fn, coverage, "coverage")
+    return _interval(x, p, Fraction(coverage))
+
+
 # ------------------------------------------------------------------ simulation
 
 def sample_dot_products(d_k: int, n: int, *, seed: int = 0, scale: float = 1.0,
@@ -573,12 +661,13 @@ class GradientNorms(NamedTuple):
 
 class GradientSpread(NamedTuple):
     """How ||dL/dS|| and ||dL/dQ|| spread over the rows: their quantiles at
-    PERCENTILES, and the share of their sum over the rows that the top
-    TOP_PERCENTS of rows (those with the largest norms) carry."""
-    score_quantiles: Tuple[float, ...]  # ||dL/dS|| at 10%, 50%, 90%, 99%
-    query_quantiles: Tuple[float, ...]  # ||dL/dQ|| at 10%, 50%, 90%, 99%
-    score_top_shares: Tuple[float, ...]  # of sum_i ||dL/dS_i||: 1%, 10%
-    query_top_shares: Tuple[float, ...]  # of sum_i ||dL/dQ_i||: 1%, 10%
+    PERCENTILES, each with its 95% order-statistic interval, and the share of
+    their sum over the rows that the top TOP_PERCENTS of rows (those with the
+    largest norms) carry, each with its standard error."""
+    score_quantiles: Tuple[Quantile, ...]  # ||dL/dS|| at 10%, 50%, 90%, 99%
+    query_quantiles: Tuple[Quantile, ...]  # ||dL/dQ|| at 10%, 50%, 90%, 99%
+    score_top_shares: Tuple[Tuple[float, float], ...]  # (share, se): 1%, 10%
+    query_top_shares: Tuple[Tuple[float, float], ...]  # of sum_i ||dL/dQ_i||
 
 
 def _mean_se(xs: Vector) -> Tuple[float, float]:
@@ -596,6 +685,26 @@ def _saturation(rows: Sequence[_Row], c: float) -> Saturation:
 def _gradients(score: Vector, query: Vector) -> GradientNorms:
     return GradientNorms(median_interval(score), median_interval(query),
                          _mean_se(score), _mean_se(query))
+
+
+def _interval(x: Vector, p: Fraction, coverage: Fraction) -> Quantile:
+    """The p-quantile of the sorted x and its order-statistic interval."""
+    l, u, covered = _order_ranks(len(x), p, coverage)
+    return Quantile(_quantile(x, p), x[l - 1], x[u - 1], round(covered, 4))
+
+
+def _quantiles(xs: Vector) -> Tuple[Quantile, ...]:
+    """xs at PERCENTILES, each with its 95% interval."""
+    x = sorted(xs)
+    return tuple(_interval(x, Fraction(t, 100), Fraction(0.95))
+                 for t in PERCENTILES)
+
+
+def _top_shares(xs: Vector) -> Tuple[Tuple[float, float], ...]:
+    """The share of sum_i x_i that the top t% of the x_i carry, and its
+    standard error, for t in TOP_PERCENTS."""
+    ranked = sorted(xs, reverse=True)
+    return tuple(_top_share(ranked, t) for t in TOP_PERCENTS)
 
 
 def _spread(fn: str, score: Vector, query: Vector) -> GradientSpread:
@@ -646,17 +755,18 @@ def gradient_stats(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
 def gradient_spread(d_k: int, scale_name: str = "1/sqrt(d_k)", *, m: int = 16,
                     trials: int = TRIALS, seed: int = 0) -> GradientSpread:
     """Return how ||dL/dS|| and ||dL/dQ|| spread over the rows of
-    gradient_stats: their quantiles at PERCENTILES (10%, 50%, 90%, 99%) and the
-    share of sum_i ||dL/dS_i|| and of sum_i ||dL/dQ_i|| that the top 1% and 10%
-    of rows carry (ceil(trials t / 100) rows for t in TOP_PERCENTS).  Unscaled
-    at large d_k, the typical (median) row passes almost nothing and a few rows
-    carry most of the sum.
+    gradient_stats: their quantiles at PERCENTILES (10%, 50%, 90%, 99%), each
+    with its 95% order-statistic interval (as quantile_interval), and the share
+    of sum_i ||dL/dS_i|| and of sum_i ||dL/dQ_i|| that the top 1% and 10% of
+    rows carry (ceil(trials t / 100) rows for t in TOP_PERCENTS), each with its
+    standard error (the delta method).  Unscaled at large d_k, the typical
+    (median) row passes almost nothing and a few rows carry most of the sum.
 
     >>> g = gradient_spread(1024, "1", trials=200)
-    >>> [f"{v:.2g}" for v in g.query_quantiles]
-    ['1.6e-14', '0.00023', '14', '72']
-    >>> [round(share, 2) for share in g.query_top_shares]
-    [0.22, 0.84]
+    >>> [format_interval(q) for q in g.query_quantiles[1:3]]
+    ['0.00023 [1.1e-05, 0.0053]', '14 [6.2, 24]']
+    >>> [format_estimate(100 * T, 100 * se) for T, se in g.query_top_shares]
+    [('21.7', '4.2'), ('84.5', '4.4')]
     """
     fn = "gradient_spread"
     c = _factor(fn, scale_name, d_k)
@@ -742,19 +852,21 @@ def format_estimate(value: float, se: float) -> Tuple[str, str]:
     return f"{value:.{places}f}", f"{se:.{places}f}"
 
 
-def format_interval(median: Median) -> str:
-    """Return "m [low, high]" for a Median, each to two significant digits.
+def format_interval(interval: Union[Median, Quantile]) -> str:
+    """Return "m [low, high]" for a Median or a Quantile, each number to two
+    significant digits.
 
     >>> format_interval(median_interval(range(1, 101)))
     '50 [40, 61]'
     """
     fn = "format_interval"
-    if not isinstance(median, Median):
+    if not isinstance(interval, (Median, Quantile)):
         raise TypeError(
-            f"{fn}: median must be a Median (from median_interval), not "
-            f"{shown(median)}")
-    m, low, high = (as_real(fn, v, f"median.{name}", limit=sys.float_info.max)
-                    for v, name in zip(median[:3], Median._fields))
+            f"{fn}: interval must be a Median or a Quantile (from "
+            f"median_interval or quantile_interval), not {shown(interval)}")
+    m, low, high = (as_real(fn, v, f"interval.{name}",
+                            limit=sys.float_info.max)
+                    for v, name in zip(interval[:3], interval._fields))
     return f"{m:.2g} [{low:.2g}, {high:.2g}]"
 
 
@@ -797,8 +909,10 @@ _GRADIENT_NOTE = """
 _SPREAD_NOTE = """
    Unscaled, the typical (median) row's gradient vanishes as d_k grows, but
    the mean does not: the sum gathers in ever fewer rows.  Below, over the
-   {trials} rows of each d_k: quantiles; the mean +- one standard error;
-   the share of the summed norms that the top 1% and top 10% of rows carry."""
+   {trials} rows of each d_k: quantiles with their 95% order-statistic
+   intervals (the median's are in sections 4 and 5); the share of the summed
+   norms that the top 1% and top 10% of rows carry, in percent, and the mean,
+   each +- one standard error."""
 
 
 def _text(block: str, **values) -> List[str]:
@@ -873,42 +987,55 @@ def _sections_gradient(r: Report) -> List[str]:
     return lines + _text(_GRADIENT_NOTE)
 
 
+_SPREAD_PRINTED = (10, 90, 99)  # of PERCENTILES; the median: sections 4, 5
+
+
 def _section_spread(r: Report) -> List[str]:
     lines = _header("The gradient over all the rows (sections 4 and 5 in "
                     "full)")
     lines += _text(_SPREAD_NOTE, trials=r.trials)
-    arms = [f"{'unscaled (c = 1)':^34}", f"{'scaled (c = 1/sqrt(d_k))':^34}"]
-    quantiles = "  " + "".join(f"{p}%".rjust(8) for p in PERCENTILES)
-    shares = "".join(f"top {t}%".rjust(8) for t in TOP_PERCENTS)
     for label, field in (("||dL/dS||", "score"), ("||dL/dQ||", "query")):
-        lines += [f"   {label}", f"{'':>7}" + "  |".join(arms).rstrip(),
-                  f"{'d_k':>7}" + "  |".join([quantiles] * 2)]
-        for d_k in r.dks:
-            cells = [_quantile_cells(r.spread[d_k, name], field)
-                     for name in ARMS]
-            lines.append(f"{d_k:>7}" + "  |".join(cells))
-        lines.append(f"{'d_k':>7}  {'c':<11}{shares}  mean +- se")
-        for d_k in r.dks:
-            for name in ARMS:
-                label = f"{d_k:>7}" if name == ARMS[0] else ""
-                lines.append(f"{label:>7}  {name:<11}"
-                             + _shares_and_mean(r, d_k, name, field))
+        lines.append(f"   {label}")
+        for head, cells in _spread_tables(r, field):
+            lines += _arms_table(r.dks, head, cells)
     return lines
 
 
-def _quantile_cells(spread: GradientSpread, field: str) -> str:
-    """The quantiles of one arm to two significant digits, 34 columns."""
-    values = getattr(spread, f"{field}_quantiles")
-    return "  " + "".join(f"{v:>8.2g}" for v in values)
+def _spread_tables(r: Report, field: str) -> List[Tuple[str, Dict]]:
+    """(head, {(d_k, arm): text}) of each table of one norm: its quantiles
+    [95% interval], the top rows' shares in % and its mean, each +- se."""
+    quantiles = {key: getattr(s, f"{field}_quantiles")
+                 for key, s in r.spread.items()}
+    shares = {key: getattr(s, f"{field}_top_shares")
+              for key, s in r.spread.items()}
+    means = {key: getattr(g, f"{field}_grad_mean")
+             for key, g in r.gradients.items()}
+    tables = []
+    for p in _SPREAD_PRINTED:
+        at = PERCENTILES.index(p)
+        tables.append((f"{p}% [95% interval]", {
+            key: format_interval(q[at]) for key, q in quantiles.items()}))
+    for at, t in enumerate(TOP_PERCENTS):
+        tables.append((f"top {t}% share (%)", {
+            key: _plus_minus(100 * v[at][0], 100 * v[at][1])
+            for key, v in shares.items()}))
+    return tables + [("mean", {key: _plus_minus(*v)
+                               for key, v in means.items()})]
 
 
-def _shares_and_mean(r: Report, d_k: int, name: str, field: str) -> str:
-    """The top rows' shares in whole percents, then 'mean +- se'."""
-    shares = getattr(r.spread[d_k, name], f"{field}_top_shares")
-    v, e = getattr(r.gradients[d_k, name], f"{field}_grad_mean")
-    v_text, e_text = format_estimate(v, e)
-    cells = "".join(f"{100 * s:>7.0f}%" for s in shares)
-    return f"{cells}  {v_text} +- {e_text}"
+def _arms_table(dks: Sequence[int], head: str,
+                cells: Dict[Tuple[int, str], str]) -> List[str]:
+    """A table laid out as sections 4 and 5: d_k, unscaled, scaled."""
+    lines = [f"{'d_k':>7}   {f'{head}, c = 1':<30}{head}, c = 1/sqrt(d_k)"]
+    for d_k in dks:
+        unscaled, scaled = (cells[d_k, name] for name in ARMS)
+        lines.append(f"{d_k:>7}   {unscaled:<30}{scaled}")
+    return lines
+
+
+def _plus_minus(value: float, se: float) -> str:
+    """The text "value +- se", by format_estimate's rule."""
+    return " +- ".join(format_estimate(value, se))
 
 
 def _section_pictures(r: Report) -> List[str]:
@@ -1054,6 +1181,14 @@ def _probability(fn: str, p: float, what: str) -> None:
     if not 0 < p < 1:
         raise ValueError(
             f"{fn}: {what} is {p!r}; it must lie strictly between 0 and 1")
+
+
+def _quantile_level(fn: str, p) -> Fraction:
+    """p, strictly between 0 and 1, as an exact Fraction: a float as the
+    decimal it prints as (0.1 is 1/10, not the binary float just above it)."""
+    p = _number(fn, p, "p")
+    _probability(fn, p, "p")
+    return Fraction(repr(p)) if isinstance(p, float) else Fraction(p)
 
 
 def _positive(fn: str, x: float, what: str) -> None:

@@ -164,16 +164,17 @@ def figure_gradient_queries(data: Data) -> str:
 
 
 def figure_gradient_spread(data: Data) -> str:
-    """||dL/dQ|| over the rows against d_k: unscaled, its 99% and 90% quantiles, its mean
-    +- one standard error and its median with its 95% interval; scaled, its mean."""
+    """||dL/dQ|| over the rows against d_k: unscaled, its 99% and 90% quantiles and its median,
+    each with its 95% interval, and its mean +- one standard error; scaled, its mean."""
     r = data.report
     dks = list(r.dks)
     unscaled, scaled = ARMS  # "1", "1/sqrt(d_k)"
     series = []
     for p, style in ((99, 5), (90, 1)):
         at = stats.PERCENTILES.index(p)
+        quantiles = [r.spread[d, unscaled].query_quantiles[at] for d in dks]
         series.append(Series(f"{p}% quantile, {ARMS[unscaled]}", dks,
-                             [r.spread[d, unscaled].query_quantiles[at] for d in dks],
+                             [q.value for q in quantiles], [(q.low, q.high) for q in quantiles],
                              style=style))
     for name, style in ((unscaled, 3), (scaled, 0)):
         means = [r.gradients[d, name].query_grad_mean for d in dks]

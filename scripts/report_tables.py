@@ -76,7 +76,7 @@ def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dic
                 f"dS.mean.{arm}.{d}": estimate(*g.score_grad_mean),
                 f"dQ.mean.{arm}.{d}": estimate(*g.query_grad_mean)})
             for t, share in zip(stats.TOP_PERCENTS, r.spread[d, name].query_top_shares):
-                out[f"dQ.top{t}.{arm}.{d}"] = _percent(share)
+                out[f"dQ.top{t}.{arm}.{d}"] = _percent(*share)
     d_model, d_k, v, se = r.projection
     out.update({
         "projection": f"{estimate(v, se)} at d_model = {d_model}, d_k = {d_k}",
@@ -134,24 +134,25 @@ def _argument_tables(r: stats.Report) -> str:
 
 
 def _spread_table(r: stats.Report) -> str:
-    """||dL/dQ|| over the rows: unscaled, its 90% quantile, its mean (+- standard error)
-    and the top 10% of rows' share of its sum; scaled, the mean and that share."""
+    """||dL/dQ|| over the rows: unscaled, its 90% quantile [95% interval], its mean (+- standard
+    error) and the top 10% of rows' share of its sum (+- standard error); scaled, the mean and
+    that share."""
     top, upper = stats.TOP_PERCENTS.index(10), stats.PERCENTILES.index(90)
     rows = []
     for d in r.dks:
         su, ss = (r.spread[d, name] for name in ARMS)
         gu, gs = (r.gradients[d, name] for name in ARMS)
-        rows.append([d, f"{su.query_quantiles[upper]:.2g}", estimate(*gu.query_grad_mean),
-                     _percent(su.query_top_shares[top]), estimate(*gs.query_grad_mean),
-                     _percent(ss.query_top_shares[top])])
+        rows.append([d, stats.format_interval(su.query_quantiles[upper]),
+                     estimate(*gu.query_grad_mean), _percent(*su.query_top_shares[top]),
+                     estimate(*gs.query_grad_mean), _percent(*ss.query_top_shares[top])])
     share = "top 10% of rows' share"
-    return table(["d_k", f"90% quantile, {C_1}", f"mean, {C_1}", f"{share}, {C_1}",
-                  f"mean, {C_SQRT}", f"{share}, {C_SQRT}"], rows)
+    return table(["d_k", f"90% quantile [95% interval], {C_1}", f"mean, {C_1}",
+                  f"{share}, {C_1}", f"mean, {C_SQRT}", f"{share}, {C_SQRT}"], rows)
 
 
-def _percent(share: float) -> str:
-    """A share of a sum in whole percents, as `python3 stats.py` prints it."""
-    return f"{100 * share:.0f}%"
+def _percent(share: float, se: float) -> str:
+    """A share of a sum in percent, +- its standard error, as `python3 stats.py` prints it."""
+    return f"{estimate(100 * share, 100 * se)}%"
 
 
 def _scales_table(dks: Sequence[int]) -> str:

@@ -6,11 +6,13 @@
 - exact `Fraction` arithmetic for dot products and matrix products;
 - central finite differences for derivatives;
 - seeded random inputs;
-- the exact binomial interval of a median (exact_interval);
+- the exact binomial interval of a median (exact_interval) and of any quantile
+  (quantile_ranks), and a top share's standard error in Fractions (top_share_error);
 - normwise_relative_error, the measure of the accuracy promises (tests pass it to
   helpers.assert_close with the promised bound).
 """
 
+import itertools  # accumulate: the binomial's tail sums
 import math  # inf
 import random  # seeded inputs
 from decimal import Decimal, localcontext  # 50-digit exp and ln
@@ -259,3 +261,32 @@ def exact_interval(n, coverage):
         l -= 1
         central += 2 * math.comb(n, l)  # j = l and j = n - l join the interval
     return l, Fraction(central, total)
+
+
+# ------------------------------------------------ a quantile's interval, a top share's error
+
+def quantile_ranks(n, p, coverage):
+    """(l, u, P) for the order-statistic interval [x_(l), x_(u)] of the p-quantile, from the
+    definition, every rank tried: B ~ Binomial(n, p), P(B = k) = C(n, k) p^k (1 - p)^(n - k)
+    in Fractions; l the largest in 1..n with P(B < l) <= e and u the smallest with
+    P(B >= u) <= e, e = (1 - coverage) / 2 (1 and n when none is); P = P(l <= B <= u - 1)."""
+    p, e = Fraction(p), (1 - Fraction(coverage)) / 2
+    pmf = [math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(n)]
+    below = [Fraction(0)] + list(itertools.accumulate(pmf))  # below[k] = P(B < k)
+    l = max([r for r in range(1, n + 1) if below[r] <= e], default=1)
+    u = min([r for r in range(1, n + 1) if 1 - below[r] <= e], default=n)
+    return l, u, below[u] - below[l]
+
+
+def top_share_error(xs, percent):
+    """(T, se): the share T of sum(xs) that the k = ceil(n percent / 100) largest carry, and
+    the delta method's standard error sqrt(mean(IF_T^2) / n), the influence functions in
+    exact Fractions as derived: IF_mu = x - mu; IF_theta = (x - xi) 1{x > xi} + xi t - theta,
+    xi the largest x outside the top k (k < n) and t = k / n; IF_T = (IF_theta - T IF_mu) / mu."""
+    x = sorted(map(Fraction, xs), reverse=True)
+    n = len(x)
+    k = math.ceil(Fraction(n * percent, 100))
+    mu, theta = sum(x) / n, sum(x[:k]) / n
+    T, xi, t = theta / mu, x[k], Fraction(k, n)
+    IF = [((v - xi) * (v > xi) + xi * t - theta - T * (v - mu)) / mu for v in x]
+    return T, math.sqrt(sum(f * f for f in IF) / n / n)

@@ -180,8 +180,9 @@ def test_the_spread_figure_plots_the_committed_quantiles_means_and_median(commit
     series = _points("gradient-spread.svg")
     unscaled = [committed["spread"][f"{d} 1"] for d in dks]  # GradientSpread, as lists
     for p in (99, 90):
-        assert series[f"{p}% quantile, unscaled"] == [  # query_quantiles, no error bar
-            (d, s[1][stats.PERCENTILES.index(p)], None) for d, s in zip(dks, unscaled)]
+        quantiles = [s[1][stats.PERCENTILES.index(p)] for s in unscaled]  # query_quantiles
+        assert series[f"{p}% quantile, unscaled"] == [  # a Quantile: value, low, high, coverage
+            (d, value, (low, high)) for d, (value, low, high, _) in zip(dks, quantiles)]
     for name, arm in build.ARMS.items():
         means = [committed["gradients"][f"{d} {name}"][3] for d in dks]  # query_grad_mean
         assert series[f"mean, {arm}"] == [(d, m, (m - se, m + se)) for d, (m, se) in

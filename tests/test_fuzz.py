@@ -180,6 +180,7 @@ def _stats_calls(st):
         "correlated_logits": ([16, 0.5], {"scale_name": "1/sqrt(d_k)", "m": 4}),
         "variance_standard_error": ([8, 100], {}),
         "median_interval": ([[3.0, 1.0, 2.0, 5.0]], {"coverage": 0.9}),
+        "quantile_interval": ([[3.0, 1.0, 2.0, 5.0, 4.0], 0.25], {"coverage": 0.9}),
         "sample_dot_products": ([4, 5], {"seed": 1, "scale": 0.5, "rho": 0.25}),
         "layer_norm": ([[1.0, 2.0, 4.0]], {}),
         "sample_projected_dot_products": ([2, 3], {"d_model": 4, "seed": 1}),
@@ -216,6 +217,7 @@ NOT_CALLED = {
     "stats": {"Moments": "a NamedTuple record", "Saturation": "a NamedTuple record",
               "ScoreVariance": "a NamedTuple record", "GradientNorms": "a NamedTuple record",
               "GradientSpread": "a NamedTuple record", "Median": "a NamedTuple record",
+              "Quantile": "a NamedTuple record",
               "Report": "a NamedTuple record", "SCALE_CHOICES": "a constant",
               "PERCENTILES": "a constant", "TOP_PERCENTS": "a constant"},
 }

@@ -21,7 +21,7 @@ import pytest
 
 import stats
 from oracle import (chi_square_rows, decimal_softmax, exact_interval, gauss_dot_products,
-                    gauss_projected_dot_products)
+                    gauss_projected_dot_products, quantile_ranks, top_share_error)
 from stats import (report, sample_dot_products, sample_projected_dot_products,
                    variance_standard_error)
 from rows import D_V, explicit_row, row_statistics
@@ -88,28 +88,48 @@ GOLDEN = [
     '---------------------------------------------------------',
     "   Unscaled, the typical (median) row's gradient vanishes as d_k grows, but",
     '   the mean does not: the sum gathers in ever fewer rows.  Below, over the',
-    '   5 rows of each d_k: quantiles; the mean +- one standard error;',
-    '   the share of the summed norms that the top 1% and top 10% of rows carry.',
+    '   5 rows of each d_k: quantiles with their 95% order-statistic',
+    "   intervals (the median's are in sections 4 and 5); the share of the summed",
+    '   norms that the top 1% and top 10% of rows carry, in percent, and the mean,',
+    '   each +- one standard error.',
     '   ||dL/dS||',
-    '                unscaled (c = 1)           |     scaled (c = 1/sqrt(d_k))',
-    '    d_k       10%     50%     90%     99%  |       10%     50%     90%     99%',
-    '     16    0.0039    0.23    0.58    0.64  |      0.23     0.4    0.93       1',
-    '    128      0.12    0.17    0.71    0.89  |       0.6    0.71     1.6       2',
-    '    d_k  c            top 1% top 10%  mean +- se',
-    '     16  1               47%     47%  0.27 +- 0.13',
-    '         1/sqrt(d_k)     39%     39%  0.54 +- 0.16',
-    '    128  1               52%     52%  0.35 +- 0.15',
-    '         1/sqrt(d_k)     43%     43%  0.96 +- 0.28',
+    '    d_k   10% [95% interval], c = 1     10% [95% interval], c = 1/sqrt(d_k)',
+    '     16   0.0039 [0.0025, 0.23]         0.23 [0.18, 0.4]',
+    '    128   0.12 [0.1, 0.17]              0.6 [0.53, 0.71]',
+    '    d_k   90% [95% interval], c = 1     90% [95% interval], c = 1/sqrt(d_k)',
+    '     16   0.58 [0.23, 0.65]             0.93 [0.4, 1.1]',
+    '    128   0.71 [0.17, 0.91]             1.6 [0.71, 2.1]',
+    '    d_k   99% [95% interval], c = 1     99% [95% interval], c = 1/sqrt(d_k)',
+    '     16   0.64 [0.49, 0.65]             1 [0.74, 1.1]',
+    '    128   0.89 [0.41, 0.91]             2 [0.8, 2.1]',
+    '    d_k   top 1% share (%), c = 1       top 1% share (%), c = 1/sqrt(d_k)',
+    '     16   47 +- 14                      39.1 +- 6.4',
+    '    128   52.2 +- 9.9                   43 +- 13',
+    '    d_k   top 10% share (%), c = 1      top 10% share (%), c = 1/sqrt(d_k)',
+    '     16   47 +- 14                      39.1 +- 6.4',
+    '    128   52.2 +- 9.9                   43 +- 13',
+    '    d_k   mean, c = 1                   mean, c = 1/sqrt(d_k)',
+    '     16   0.27 +- 0.13                  0.54 +- 0.16',
+    '    128   0.35 +- 0.15                  0.96 +- 0.28',
     '   ||dL/dQ||',
-    '                unscaled (c = 1)           |     scaled (c = 1/sqrt(d_k))',
-    '    d_k       10%     50%     90%     99%  |       10%     50%     90%     99%',
-    '     16     0.015    0.97     1.8     2.2  |      0.22    0.43    0.74     0.9',
-    '    128       1.5     1.8     8.8      11  |      0.63    0.77     1.6     2.1',
-    '    d_k  c            top 1% top 10%  mean +- se',
-    '     16  1               49%     49%  0.90 +- 0.42',
-    '         1/sqrt(d_k)     40%     40%  0.46 +- 0.13',
-    '    128  1               54%     54%  4.2 +- 1.9',
-    '         1/sqrt(d_k)     43%     43%  1.01 +- 0.29',
+    '    d_k   10% [95% interval], c = 1     10% [95% interval], c = 1/sqrt(d_k)',
+    '     16   0.015 [0.0098, 0.97]          0.22 [0.18, 0.43]',
+    '    128   1.5 [1.3, 1.8]                0.63 [0.54, 0.77]',
+    '    d_k   90% [95% interval], c = 1     90% [95% interval], c = 1/sqrt(d_k)',
+    '     16   1.8 [0.97, 2.2]               0.74 [0.43, 0.91]',
+    '    128   8.8 [1.8, 11]                 1.6 [0.77, 2.2]',
+    '    d_k   99% [95% interval], c = 1     99% [95% interval], c = 1/sqrt(d_k)',
+    '     16   2.2 [1.3, 2.2]                0.9 [0.48, 0.91]',
+    '    128   11 [4.9, 11]                  2.1 [0.79, 2.2]',
+    '    d_k   top 1% share (%), c = 1       top 1% share (%), c = 1/sqrt(d_k)',
+    '     16   49 +- 13                      40.0 +- 9.1',
+    '    128   54 +- 10                      43 +- 13',
+    '    d_k   top 10% share (%), c = 1      top 10% share (%), c = 1/sqrt(d_k)',
+    '     16   49 +- 13                      40.0 +- 9.1',
+    '    128   54 +- 10                      43 +- 13',
+    '    d_k   mean, c = 1                   mean, c = 1/sqrt(d_k)',
+    '     16   0.90 +- 0.42                  0.46 +- 0.13',
+    '    128   4.2 +- 1.9                    1.01 +- 0.29',
     '',
     '6. Pictures',
     '-----------',
@@ -284,32 +304,36 @@ def test_the_independent_quantile_and_share_are_right_on_small_cases():
 
 
 def test_the_spread_section_is_recomputed_from_the_rows(oracle_rows):
-    # quantiles, top shares and means of ||dL/dS|| (column 3) and ||dL/dQ|| (column 4) of
-    # the same rows as sections 4 and 5, from the definitions (test_stats' row oracle)
+    # ||dL/dS|| (column 3) and ||dL/dQ|| (column 4) of the same rows as sections 4 and 5,
+    # from the definitions (the row oracle), unscaled and scaled side by side: the 10%, 90%
+    # and 99% quantiles, each with its order-statistic interval from the binomial in
+    # Fractions (oracle.quantile_ranks); the top 1% and 10% of rows' shares with their
+    # standard errors (oracle.top_share_error); the means with theirs
     lines = section(GOLDEN, "The gradient over all the rows")
     text = "\n".join(lines)
     assert "typical (median) row's gradient vanishes" in text
     assert "mean vanishes" not in text and "the mean does not" in text
     for label, column in (("||dL/dS||", 3), ("||dL/dQ||", 4)):
-        block = lines[lines.index(f"   {label}"):]
-        assert block[2].split() == ["d_k"] + ["10%", "50%", "90%", "99%", "|"] + [
-            "10%", "50%", "90%", "99%"]
-        for d_k, line in zip(DKS, block[3:3 + len(DKS)]):
-            want = [str(d_k)]
-            for name in ARMS:
-                xs = oracle_rows[d_k, name][column]
-                want += [f"{float(inclusive_quantile(xs, p)):.2g}" for p in (10, 50, 90, 99)]
-                want += ["|"] if name == ARMS[0] else []
-            assert line.split() == want
-        rows = block[3 + len(DKS):4 + 3 * len(DKS)]
-        assert rows[0].split() == ["d_k", "c", "top", "1%", "top", "10%", "mean", "+-", "se"]
-        for k, line in enumerate(rows[1:]):
-            d_k, name = DKS[k // 2], ARMS[k % 2]
-            xs = oracle_rows[d_k, name][column]
-            mean, se = statistics.fmean(xs), statistics.stdev(xs) / math.sqrt(TRIALS)
-            shares = [f"{float(100 * top_share(xs, t)):.0f}%" for t in (1, 10)]
-            want = ([str(d_k)] if name == ARMS[0] else []) + [name] + shares
-            assert line.split() == want + two_digits(mean, se).split()
+        block = lines[lines.index(f"   {label}") + 1:]
+        columns = {name: [oracle_rows[d_k, name][column] for d_k in DKS] for name in ARMS}
+        tables = []
+        for p in (10, 90, 99):
+            l, u, _ = quantile_ranks(TRIALS, Fraction(p, 100), 0.95)
+            tables.append((f"{p}% [95% interval]", {name: [
+                f"{float(inclusive_quantile(xs, p)):.2g} [{sorted(xs)[l - 1]:.2g}, "
+                f"{sorted(xs)[u - 1]:.2g}]" for xs in columns[name]] for name in ARMS}))
+        for t in (1, 10):
+            tables.append((f"top {t}% share (%)", {name: [two_digits(
+                *(float(100 * v) for v in top_share_error(xs, t))) for xs in columns[name]]
+                for name in ARMS}))
+        tables.append(("mean", {name: [two_digits(statistics.fmean(xs), statistics.stdev(xs)
+                                                  / math.sqrt(TRIALS)) for xs in columns[name]]
+                                for name in ARMS}))
+        for head, cells in tables:
+            assert block[0] == f"    d_k   {f'{head}, c = 1':<30}{head}, c = 1/sqrt(d_k)"
+            for k, d_k in enumerate(DKS):
+                assert block[1 + k] == f"{d_k:>7}   {cells['1'][k]:<30}{cells[ARMS[1]][k]}"
+            block = block[1 + len(DKS):]
 
 
 def test_section_6_pictures_are_softmax_and_its_jacobian_diagonal():
@@ -425,8 +449,9 @@ def test_the_default_report_fits_in_79_columns_and_prints_the_default_numbers(
     assert two_digits(v, se) == "3.98 +- 0.28"
     spread = section(lines, "The gradient over all the rows")
     block = spread[spread.index("   ||dL/dQ||"):]
-    assert [line for line in block if line.startswith("   1024  1 ")][0].endswith(
-        "  3.98 +- 0.28")
+    means = block[block.index("    d_k   mean, c = 1                   mean, c = "
+                              "1/sqrt(d_k)"):]
+    assert means[5].startswith("   1024   3.98 +- 0.28 ")
 
 
 def script(*args, python=sys.executable, **kwargs):

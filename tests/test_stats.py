@@ -23,17 +23,19 @@ import pytest
 import stats
 from helpers import assert_close
 from oracle import (U, chi_square_rows, decimal_entropy, decimal_softmax, exact_interval,
-                    gauss_dot_products, gauss_projected_dot_products, random_trials)
+                    gauss_dot_products, gauss_projected_dot_products, quantile_ranks,
+                    random_trials, top_share_error)
 from rows import D_V, explicit_row, row_norms, row_statistics
 from softmax import LIMIT, softmax, softmax_jacobian
 from stats import (PERCENTILES, SCALE_CHOICES, TOP_PERCENTS, GradientNorms, GradientSpread,
-                   Median, Moments, Saturation, ScoreVariance, additive_score_variance,
+                   Median, Moments, Quantile, Saturation, ScoreVariance, additive_score_variance,
                    correlated_dot_product_moments, correlated_logits, dot_product_variance,
                    exact_dot_product_moments, format_estimate, format_interval,
                    format_report, gradient_spread, gradient_stats, layer_norm, mean,
-                   median_interval, product_variance, report, sample_dot_products,
-                   sample_projected_dot_products, saturation_stats, scale_factor,
-                   scaled_variance, softmax_entropy, variance, variance_standard_error)
+                   median_interval, product_variance, quantile_interval, report,
+                   sample_dot_products, sample_projected_dot_products, saturation_stats,
+                   scale_factor, scaled_variance, softmax_entropy, variance,
+                   variance_standard_error)
 
 try:
     import numpy
@@ -722,6 +724,234 @@ def test_the_median_interval_of_large_data_does_not_hang():
     assert time.process_time() - start < 1.0
 
 
+# ------------------------------------------------------------ a quantile's interval
+
+def exact_quantile(xs, p):
+    """The p-quantile of xs, linear between order statistics, in Fractions: the point at
+    h = (n - 1) p of the sorted data, counting from 0 (statistics.quantiles' "inclusive")."""
+    xs, h = sorted(map(Fraction, xs)), (len(xs) - 1) * Fraction(p)
+    j = math.floor(h)
+    return xs[j] if j == h else xs[j] + (h - j) * (xs[j + 1] - xs[j])
+
+
+QUANTILE_LEVELS = [Fraction(1, 100), 0.1, Fraction(1, 4), Fraction(1, 3), 0.5, 0.9,
+                   Fraction(99, 100)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10, 20, 59, 200], ids=lambda n: f"n={n}")
+@pytest.mark.parametrize("p", QUANTILE_LEVELS, ids=str)
+def test_the_quantile_interval_is_the_binomial_one_by_its_definition(n, p):
+    # every rank tried on the binomial in Fractions (oracle.quantile_ranks); the data 1..n
+    # shuffled, so the ranks are the ends; a float p is the decimal it prints as
+    xs = [float(v) for v in range(1, n + 1)]
+    random.Random(n).shuffle(xs)  # the function sorts
+    level = Fraction(repr(p)) if isinstance(p, float) else p
+    for coverage in (0.5, 0.9, 0.95, 0.99):
+        l, u, covered = quantile_ranks(n, level, coverage)
+        got = quantile_interval(xs, p, coverage)
+        assert isinstance(got, Quantile)
+        assert got[1:] == (float(l), float(u), round(float(covered), 4)), coverage
+        # x_j + (x_(j+1) - x_j) (delta / b): three roundings, none above the value (xs > 0)
+        assert_close(got.value, float(exact_quantile(xs, level)), rel=3 * U)
+
+
+def test_the_quantile_interval_cases_worked_by_hand():
+    # n = 3, p = 1/4, coverage 1/2: P(B < 1) = (3/4)^3 = 27/64 > 1/4, so l = 1; P(B >= 2) =
+    # 10/64 <= 1/4 < P(B >= 1), so u = 2; P(1 <= B <= 1) = 3 (1/4) (3/4)^2 = 27/64
+    assert quantile_interval([3.0, 1.0, 2.0], Fraction(1, 4), 0.5) == Quantile(
+        1.5, 1.0, 2.0, round(27 / 64, 4))
+    # one point: the interval [x_(1), x_(1)] holds the quantile only when B = 0 and B >= 1
+    assert quantile_interval([7.0], 0.3) == Quantile(7.0, 7.0, 7.0, 0.0)
+    # five points cannot reach 95% for the 10% quantile: l = 1 (P(B < 1) = 0.9^5), u = 3
+    # (P(B >= 3) = 0.00856 <= 0.025 < P(B >= 2)), P(1 <= B <= 2) = 0.32805 + 0.0729 =
+    # 0.40095, whose float lies just below the tie: 0.4009
+    assert quantile_interval([5.0, 4.0, 3.0, 2.0, 1.0], 0.1) == Quantile(1.4, 1.0, 3.0, 0.4009)
+    # the textbook 90% quantile of 100 points: [x_(84), x_(96)]
+    assert quantile_interval(range(1, 101), 0.9) == Quantile(90.1, 84.0, 96.0, 0.9557)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 6, 20, 101, 2000], ids=lambda n: f"n={n}")
+def test_the_quantile_interval_at_one_half_is_the_median_interval(n):
+    # the same ranks and coverage; the value (a + b) / 2 there, a + (b - a) / 2 here
+    xs = [random.Random(n).gauss(0.0, 1.0) for _ in range(n)]
+    for coverage in (0.5, 0.9, 0.95, 0.99):
+        median = median_interval(xs, coverage)
+        for p in (0.5, Fraction(1, 2)):
+            got = quantile_interval(xs, p, coverage)
+            assert got[1:] == median[1:]
+            assert_close(got.value, median.median, abs=2 * U * max(map(abs, xs)))
+
+
+@pytest.mark.parametrize("n", [1, 4, 7, 30], ids=lambda n: f"n={n}")
+def test_the_coverage_is_the_chance_over_every_pattern_of_draws_below_the_quantile(n):
+    # brute force, n small: each of the 2^n patterns of which draws fall below the true
+    # p-quantile (each with chance p) orders them so that x_(l) <= quantile <= x_(u) when
+    # at least l and at most u - 1 fall below; their chances summed in Fractions
+    xs = [float(v) for v in range(n)]
+    for p in (Fraction(1, 10), Fraction(1, 2), Fraction(2, 3)):
+        got = quantile_interval(xs, p)
+        l, u = int(got.low) + 1, int(got.high) + 1  # x_(r) = r - 1
+        if n > 12:  # too many patterns: count them by how many fall below instead
+            chance = sum(math.comb(n, b) * p ** b * (1 - p) ** (n - b) for b in range(l, u))
+        else:
+            chance = sum(p ** sum(below) * (1 - p) ** (n - sum(below))
+                         for below in itertools.product((0, 1), repeat=n)
+                         if l <= sum(below) <= u - 1)
+        assert got.coverage == round(float(chance), 4)
+
+
+@pytest.mark.parametrize("p", [Fraction(1, 10), Fraction(1, 3), Fraction(99, 100)], ids=str)
+def test_the_quantile_interval_of_the_mirrored_data_is_mirrored(p):
+    # -x puts the p-quantile of x at the 1 - p quantile: the interval's ends swap
+    xs = [random.Random(5).expovariate(1.0) for _ in range(300)]
+    got, mirrored = quantile_interval(xs, p), quantile_interval([-x for x in xs], 1 - p)
+    assert (mirrored.low, mirrored.high, mirrored.coverage) == (-got.high, -got.low,
+                                                                 got.coverage)
+    # each value three roundings of numbers at most max |x| from the exact one
+    assert_close(mirrored.value, -got.value, abs=6 * U * max(xs))
+
+
+def test_a_float_p_is_the_decimal_it_prints_as():
+    xs = [float(v) for v in range(11)]
+    for p in (0.1, 0.3, 0.7, 0.99):
+        assert quantile_interval(xs, p) == quantile_interval(xs, Fraction(repr(p)))
+    assert quantile_interval(xs, 0.3).value == 3.0  # (11 - 1) 3/10 = 3: x[3] exactly
+    for m in (4, 10, 100):  # statistics.quantiles' cut points, to a rounding
+        cuts = statistics.quantiles(xs, n=m, method="inclusive")
+        assert_close([quantile_interval(xs, i / m).value for i in range(1, m)], cuts,
+                     rel=3 * U)
+
+
+def test_the_quantile_interval_checks_its_arguments():
+    fn = "quantile_interval"
+    for bad in (0.0, 1.0, -0.5, 1.5, 0, 1, Fraction(3, 2), 10 ** 400):
+        with pytest.raises(ValueError, match=f"^{fn}: p is .*; it must (lie strictly between 0 "
+                                             "and 1|be finite)"):
+            quantile_interval([1.0, 2.0], bad)
+    with pytest.raises(ValueError, match=f"^{fn}: p is nan; it must be finite"):
+        quantile_interval([1.0, 2.0], math.nan)
+    for bad in ("0.5", True, None, [0.5]):
+        with pytest.raises(TypeError, match=f"^{fn}: p is .*, not a real number"):
+            quantile_interval([1.0, 2.0], bad)
+    for bad in (0.0, 1.0, 1.5, math.nan, math.inf):
+        with pytest.raises(ValueError, match=f"^{fn}: coverage is "):
+            quantile_interval([1.0, 2.0], 0.5, bad)
+    with pytest.raises(TypeError, match=f"^{fn}: coverage is '0.9', not a real number"):
+        quantile_interval([1.0, 2.0], 0.5, "0.9")
+    with pytest.raises(ValueError, match=f"^{fn}: xs is empty"):
+        quantile_interval([], 0.5)
+    with pytest.raises(ValueError, match=rf"^{fn}: xs\[1\] is nan"):
+        quantile_interval([1.0, math.nan], 0.5)
+    with pytest.raises(TypeError, match=f"^{fn}: xs must be a list"):
+        quantile_interval(3.0, 0.5)
+    data = [3.0, 1.0, 2.0]
+    quantile_interval(data, 0.25)
+    assert data == [3.0, 1.0, 2.0]  # sorted a copy
+    # the smallest positive p and one of 400 digits: exact, and quick at small n
+    assert quantile_interval(data, 5e-324) == Quantile(1.0 + 5e-324 * 2, 1.0, 1.0, 0.0)
+    assert quantile_interval(data, Fraction(1, 10 ** 400)) == Quantile(1.0, 1.0, 1.0, 0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("draw, quantile", [
+    (lambda rng: rng.gauss(0.0, 1.0), statistics.NormalDist().inv_cdf(0.9)),
+    (lambda rng: rng.expovariate(1.0), math.log(10)),
+    (lambda rng: math.tan(math.pi * (rng.random() - 0.5)), math.tan(math.pi * 0.4)),
+], ids=["normal", "exponential", "Cauchy"])
+def test_the_quantile_interval_covers_the_true_quantile_as_often_as_it_says(draw, quantile):
+    # R samples of n: the count of intervals holding the true 90% quantile is Binomial(R, P),
+    # P the exact coverage; four standard errors sqrt(P (1 - P) / R)
+    n, runs, rng = 40, 4000, random.Random(13)
+    _, _, covered = quantile_ranks(n, Fraction(9, 10), 0.95)
+    hits = 0
+    for _ in range(runs):
+        q = quantile_interval([draw(rng) for _ in range(n)], 0.9)
+        hits += q.low <= quantile <= q.high
+    p = float(covered)
+    assert_close(hits / runs, p, abs=4 * math.sqrt(p * (1 - p) / runs))
+
+
+@pytest.mark.slow
+def test_the_quantile_interval_of_large_data_does_not_hang():
+    # Not a speed target: a guard against a hang.  The binomial's sum walks about n p steps
+    # on integers of n log2(10) bits: about half a second for n = 60000 and p = 0.1.
+    xs = [float(v) for v in range(60000)]
+    start = time.process_time()
+    got = quantile_interval(xs, 0.1)
+    assert (got.low, got.high) == (5855.0, 6144.0)
+    assert time.process_time() - start < 10.0
+
+
+# ------------------------------------------------------------ a top share's error
+
+@pytest.mark.parametrize("n", [2, 3, 10, 99, 100, 101, 300], ids=lambda n: f"n={n}")
+def test_the_top_share_and_its_error_are_the_delta_method_in_fractions(n):
+    # the influence functions as derived, summed in Fractions (oracle.top_share_error)
+    rng = random.Random(n)
+    for xs in ([rng.lognormvariate(0.0, 1.5) for _ in range(n)],
+               [rng.expovariate(1.0) for _ in range(n)],
+               [float(v) for v in range(1, n + 1)]):
+        for t in (1, 10, 50):  # the top k = ceil(n t / 100) < n rows
+            assert_share_close(stats._top_share(sorted(xs, reverse=True), t), xs, t)
+
+
+def assert_share_close(got, xs, t):
+    """got = (T, se) within its rounding of oracle.top_share_error(xs, t).  T: two correctly
+    rounded sums and a division of two quotients, 4 U.  se: each mu IF_T(x_i) = (x - xi) +
+    xi s - T x, a few roundings of numbers up to max |x|, at most 12 U max |x| off (T's
+    own error included), so sqrt(sum g^2) / (n mu) is 12 U max |x| / (sqrt(n) mu) off, and
+    4 U more for its own roundings."""
+    T, se = top_share_error(xs, t)
+    n, mu = len(xs), statistics.fmean(xs)
+    assert_close(got[0], float(T), rel=4 * U)
+    assert_close(got[1], se, abs=12 * U * max(xs) / (math.sqrt(n) * mu), rel=4 * U)
+
+
+def test_equal_values_give_a_share_of_k_over_n_and_no_error():
+    # every row the same: the top k carry k / n, whichever rows they are
+    T, se = stats._top_share([2.0] * 50, 10)
+    assert (T, se) == (0.1, 0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("draw", [lambda rng: rng.expovariate(1.0),
+                                  lambda rng: rng.lognormvariate(0.0, 1.0)],
+                         ids=["exponential", "lognormal"])
+def test_the_share_error_is_the_spread_of_the_share_over_independent_samples(draw):
+    # R independent samples of n draws: the variance s^2 of the R shares against the mean of
+    # se^2, the delta method's variance (the mean of se itself is lower, by Jensen's
+    # inequality, when se varies: with k = 20 top rows it varies by about 30%).  Tolerance:
+    # four standard errors of the difference, sqrt(2 / (R - 1)) s^2 for s^2 (R nearly normal
+    # shares) and sd(se^2) / sqrt(R) for the mean of se^2.
+    n, runs, rng = 2000, 1000, random.Random(21)
+    shares, variances = {1: [], 10: []}, {1: [], 10: []}
+    for _ in range(runs):
+        ranked = sorted((draw(rng) for _ in range(n)), reverse=True)
+        for t in shares:
+            T, se = stats._top_share(ranked, t)
+            shares[t].append(T)
+            variances[t].append(se * se)
+    for t in shares:
+        s2, v = statistics.variance(shares[t]), statistics.fmean(variances[t])
+        tolerance = 4 * math.hypot(math.sqrt(2 / (runs - 1)) * s2,
+                                   statistics.stdev(variances[t]) / math.sqrt(runs))
+        assert_close(v, s2, abs=tolerance)
+
+
+def test_the_exponential_share_and_its_error_are_the_asymptotic_ones():
+    # X ~ Exp(1): mu = 1, the threshold xi = ln(1/t), T = E[X 1{X > xi}] = t (1 + xi), and
+    # E[IF_T^2] = 2t - t^2 (xi^2 + 2 xi + 2), from E[(X - xi)_+^2] = 2t, E[(X - xi)_+ X] =
+    # t (2 + xi) and E[X^2] = 2.  One sample of n: T within four of the standard errors
+    # sqrt(E[IF_T^2] / n) (that se estimates them is the slow test's above)
+    n, rng = 20000, random.Random(4)
+    ranked = sorted((rng.expovariate(1.0) for _ in range(n)), reverse=True)
+    for t in (1, 10):
+        s, xi = t / 100, math.log(100 / t)
+        want_se = math.sqrt((2 * s - s * s * (xi * xi + 2 * xi + 2)) / n)
+        T, _ = stats._top_share(ranked, t)
+        assert_close(T, s * (1 + xi), abs=4 * want_se)
+
+
 # ------------------------------------------------------------ the samplers
 
 @pytest.mark.parametrize("d_k, n, seed", [(1, 5, 0), (4, 7, 3), (13, 4, 9)],
@@ -1099,7 +1329,9 @@ def top_share(xs, percent):
 def test_gradient_spread_is_the_quantiles_and_top_shares_of_the_rows(d_k, scale_name, trials):
     # the same rows as gradient_stats, each norm from the definitions (rows.row_norms); the
     # quantile interpolates linearly between order statistics (statistics.quantiles'
-    # "inclusive" method), the share is of the plain sum of the norms over the rows
+    # "inclusive" method), its interval is [x_(l), x_(u)] from the binomial in Fractions
+    # (oracle.quantile_ranks); the share is of the plain sum of the norms over the rows, its
+    # error the delta method's in Fractions (oracle.top_share_error)
     m, seed = 6, 3
     c = scale_factor(scale_name, d_k)
     got = gradient_spread(d_k, scale_name, m=m, trials=trials, seed=seed)
@@ -1108,11 +1340,16 @@ def test_gradient_spread_is_the_quantiles_and_top_shares_of_the_rows(d_k, scale_
     for norms, quantiles, shares in zip(row_norms(d_k, c, m, trials, seed),
                                         (got.score_quantiles, got.query_quantiles),
                                         (got.score_top_shares, got.query_top_shares)):
-        want = [float(inclusive_quantile(norms, p)) for p in PERCENTILES]
-        assert_close(list(quantiles), want, rel=1e-12)
-        assert_close(list(shares), [float(top_share(norms, t)) for t in TOP_PERCENTS],
-                     rel=1e-12)
-        assert_close(quantiles[1], statistics.median(norms), rel=1e-12)  # 50%: the median
+        xs = sorted(norms)
+        for p, q in zip(PERCENTILES, quantiles):
+            assert isinstance(q, Quantile)
+            l, u, covered = quantile_ranks(trials, Fraction(p, 100), 0.95)
+            assert_close([q.value, q.low, q.high],
+                         [float(inclusive_quantile(norms, p)), xs[l - 1], xs[u - 1]], rel=1e-12)
+            assert q.coverage == round(float(covered), 4)
+        for t, share in zip(TOP_PERCENTS, shares):
+            assert_share_close(share, norms, t)
+        assert_close(quantiles[1].value, statistics.median(norms), rel=1e-12)  # the median
     assert got.score_quantiles == tuple(sorted(got.score_quantiles))
 
 
@@ -1120,9 +1357,11 @@ def test_gradient_spread_unscaled_at_large_d_k_is_lopsided():
     # the typical (median) row passes almost nothing, while the top 10% of rows carry most of
     # the summed ||dL/dQ||; scaled, the top 10% carry about their own share (uniform: 10%)
     unscaled, scaled = (gradient_spread(1024, name, trials=400) for name in ("1", "1/sqrt(d_k)"))
-    assert unscaled.query_quantiles[1] < 0.01 < 0.3 < scaled.query_quantiles[1]
-    assert unscaled.query_top_shares[1] > 0.7 and scaled.query_top_shares[1] < 0.3
-    assert unscaled.query_top_shares[0] > 0.1 > scaled.query_top_shares[0] > 0.01
+    assert unscaled.query_quantiles[1].high < 0.01 < 0.3 < scaled.query_quantiles[1].low
+    (top_1, se_1), (top_10, se_10) = unscaled.query_top_shares
+    assert top_10 - 4 * se_10 > 0.7 and top_1 - 4 * se_1 > 0.05  # four standard errors
+    (top_1, se_1), (top_10, se_10) = scaled.query_top_shares
+    assert top_10 + 4 * se_10 < 0.3 and 0.01 < top_1 - 4 * se_1 < top_1 + 4 * se_1 < 0.1
 
 
 def test_gradient_spread_refuses_rows_whose_gradients_are_all_zero():
@@ -1174,10 +1413,15 @@ def test_format_interval_gives_the_median_and_its_interval_to_two_digits():
     assert format_interval(Median(0.4713, 0.4512, 0.5, 0.95)) == "0.47 [0.45, 0.5]"
     assert format_interval(Median(2.5e-05, 1.1e-05, 4.8e-05, 0.95)) == "2.5e-05 [1.1e-05, 4.8e-05]"
     assert format_interval(median_interval([3.0, 1.0, 2.0])) == "2 [1, 3]"
-    with pytest.raises(TypeError, match="^format_interval: median must be a Median"):
+    assert format_interval(Quantile(1.3e-13, 2.96e-14, 6.1e-13, 0.95)) == \
+        "1.3e-13 [3e-14, 6.1e-13]"
+    with pytest.raises(TypeError, match="^format_interval: interval must be a Median or a "
+                                        r"Quantile \(from median_interval or quantile_interval\)"):
         format_interval((0.5, 0.4, 0.6, 0.95))
-    with pytest.raises(ValueError, match=r"^format_interval: median\.low is nan"):
+    with pytest.raises(ValueError, match=r"^format_interval: interval\.low is nan"):
         format_interval(Median(0.5, math.nan, 0.6, 0.95))
+    with pytest.raises(ValueError, match=r"^format_interval: interval\.value is inf"):
+        format_interval(Quantile(math.inf, 0.4, 0.6, 0.95))
 
 
 def test_format_report_is_the_text_of_a_report_and_checks_it(capsys):
