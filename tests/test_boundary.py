@@ -691,20 +691,23 @@ def test_causal_mask_refuses_more_than_max_scores_before_building_anything():
                  "16781312 entries")
 
 
-@pytest.mark.parametrize("fn, call", [
-    ("attention_steps", lambda Q, K: attention_steps(Q, K, K)),
-    ("scaled_dot_product_attention", lambda Q, K: scaled_dot_product_attention(Q, K, K)),
-    ("streaming_attention", lambda Q, K: streaming_attention(Q, K, K)),
-    ("attention_backward", lambda Q, K: attention_backward(Q, K, K, Q)),
-    ("multi_head_attention", lambda Q, K: multi_head_attention(Q, K, [[1.0]], [[1.0]],
-                                                               [[1.0]], [[1.0]], 1)),
-    ("additive_attention", lambda Q, K: additive_attention(Q, K, K, [[1.0]], [[1.0]], [1.0])),
-], ids=lambda v: v if isinstance(v, str) else "")
-def test_every_attention_entry_point_refuses_more_than_max_scores(fn, call):
-    # 4097 x 4097 scores: refused from the lengths alone, before any n x m list exists
-    Q = K = [[1.0]] * 4097
+@pytest.mark.parametrize("fn, names, call", [
+    ("attention_steps", "QK", lambda Q, K: attention_steps(Q, K, K)),
+    ("scaled_dot_product_attention", "QK",
+     lambda Q, K: scaled_dot_product_attention(Q, K, K)),
+    ("streaming_attention", "QK", lambda Q, K: streaming_attention(Q, K, K)),
+    ("attention_backward", "QK", lambda Q, K: attention_backward(Q, K, K, Q)),
+    ("multi_head_attention", ("X_q", "X_kv"),
+     lambda Q, K: multi_head_attention(Q, K, [[1.0]], [[1.0]], [[1.0]], [[1.0]], 1)),
+    ("additive_attention", "QK",
+     lambda Q, K: additive_attention(Q, K, K, [[1.0]], [[1.0]], [1.0])),
+], ids=lambda v: v if isinstance(v, str) and len(v) > 2 else "")
+def test_every_attention_entry_point_refuses_more_than_max_scores(fn, names, call):
+    # 8193 x 2049 scores: refused from the lengths alone, before any n x m list exists
+    Q, K = [[1.0]] * 8193, [[1.0]] * 2049
     message = refused(ValueError, lambda: call(Q, K))
-    assert_names(message, fn, " is 4097 and ", "16785409 entries", "MAX_SCORES")
+    assert_names(message, fn, f"len({names[0]}) is 8193 and len({names[1]}) is 2049",
+                 "16787457 entries", f"MAX_SCORES = {MAX_SCORES}")
 
 
 # ------------------------------------------------------------ the internal core
