@@ -392,9 +392,24 @@ def test_an_int_too_long_to_print_is_refused_naming_the_function(x, error, messa
 def test_shown_cuts_a_long_repr_and_sizes_a_long_int():
     assert shown(1.5) == "1.5" and shown("ab") == "'ab'"
     assert shown(10 ** 40) == repr(10 ** 40)  # 41 digits: still printed
+    assert shown(2 ** 133 - 1) == repr(2 ** 133 - 1)  # the largest int printed (41 digits)
+    assert shown(2 ** 133) == "an int of 41 digits"  # the smallest by its size
     assert shown(-10 ** 41) == "an int of 42 digits"
     long = shown(list(range(100)))
     assert len(long) == 60 and long.endswith(" ...") and long.startswith("[0, 1, 2, ")
+    assert shown("a" * 58) == repr("a" * 58)  # a repr of exactly 60 characters: whole
+    assert shown("a" * 59) == "'" + "a" * 55 + " ..."  # 61: cut to 60
+
+
+def test_the_rule_of_a_refused_entry_names_the_limit_only_where_it_is_not_the_float_range():
+    assert refused(ValueError, lambda: softmax([NAN])) == (
+        "softmax: x[0] is nan; it must be finite or -inf")
+    assert refused(ValueError, lambda: online_update((0.0, INF), 1.0)) == (
+        "online_update: state.d is inf; it must be finite")
+    assert refused(ValueError, lambda: dot([NAN], [1.0])) == (
+        "dot: u[0] is nan; it must be finite, |x| <= 1.61e+60")
+    assert refused(ValueError, lambda: attention_steps(Q, K, V, bias=[[NAN] * 3] * 2)) == (
+        "attention_steps: bias[0][0] is nan; it must be finite or -inf, |x| <= 1.61e+60")
 
 
 # ------------------------------------------------------------ normaliser states
@@ -676,20 +691,23 @@ def test_causal_mask_refuses_more_than_max_scores_before_building_anything():
                  "16781312 entries")
 
 
-@pytest.mark.parametrize("fn, call", [
-    ("attention_steps", lambda Q, K: attention_steps(Q, K, K)),
-    ("scaled_dot_product_attention", lambda Q, K: scaled_dot_product_attention(Q, K, K)),
-    ("streaming_attention", lambda Q, K: streaming_attention(Q, K, K)),
-    ("attention_backward", lambda Q, K: attention_backward(Q, K, K, Q)),
-    ("multi_head_attention", lambda Q, K: multi_head_attention(Q, K, [[1.0]], [[1.0]],
-                                                               [[1.0]], [[1.0]], 1)),
-    ("additive_attention", lambda Q, K: additive_attention(Q, K, K, [[1.0]], [[1.0]], [1.0])),
-], ids=lambda v: v if isinstance(v, str) else "")
-def test_every_attention_entry_point_refuses_more_than_max_scores(fn, call):
-    # 4097 x 4097 scores: refused from the lengths alone, before any n x m list exists
-    Q = K = [[1.0]] * 4097
+@pytest.mark.parametrize("fn, names, call", [
+    ("attention_steps", "QK", lambda Q, K: attention_steps(Q, K, K)),
+    ("scaled_dot_product_attention", "QK",
+     lambda Q, K: scaled_dot_product_attention(Q, K, K)),
+    ("streaming_attention", "QK", lambda Q, K: streaming_attention(Q, K, K)),
+    ("attention_backward", "QK", lambda Q, K: attention_backward(Q, K, K, Q)),
+    ("multi_head_attention", ("X_q", "X_kv"),
+     lambda Q, K: multi_head_attention(Q, K, [[1.0]], [[1.0]], [[1.0]], [[1.0]], 1)),
+    ("additive_attention", "QK",
+     lambda Q, K: additive_attention(Q, K, K, [[1.0]], [[1.0]], [1.0])),
+], ids=lambda v: v if isinstance(v, str) and len(v) > 2 else "")
+def test_every_attention_entry_point_refuses_more_than_max_scores(fn, names, call):
+    # 8193 x 2049 scores: refused from the lengths alone, before any n x m list exists
+    Q, K = [[1.0]] * 8193, [[1.0]] * 2049
     message = refused(ValueError, lambda: call(Q, K))
-    assert_names(message, fn, " is 4097 and ", "16785409 entries", "MAX_SCORES")
+    assert_names(message, fn, f"len({names[0]}) is 8193 and len({names[1]}) is 2049",
+                 "16787457 entries", f"MAX_SCORES = {MAX_SCORES}")
 
 
 # ------------------------------------------------------------ the internal core
