@@ -21,7 +21,8 @@ Glossary:
 Public API (`__all__`):
     Question, Task, make_task(seed), draw_question(task, rng)   the task
     initial_weights(seed, d_k, factor), Model, model(scale, d_k, ...)
-    logit_table(task, MT, dots), question_scores(table, question)
+    logit_matrix_transposed(params, dots), logit_table(task, MT, dots),
+    question_scores(table, question)
     question_gradient(s, question, model), loss_and_gradients(params, table, batch, model)
     accuracy(task, table), dots(A, B), naive_dots(A, B)        the arithmetic
     sgd(lr), adam(lr, eps), optimizer_step(name, lr, eps)       the optimisers
@@ -48,9 +49,9 @@ from stats import layer_norm, scale_factor
 __all__ = ["D_MODEL", "ITEMS", "BETA", "BATCH", "HELD_OUT", "TARGET", "MAX_STEPS", "SCALES",
            "OPTIMIZERS", "PER_QUESTION", "READOUTS", "EPS", "Question", "Task", "make_task",
            "draw_question", "initial_weights", "Model", "model", "dots", "naive_dots",
-           "logit_table", "question_scores", "question_gradient", "loss_and_gradients",
-           "accuracy", "sgd", "adam", "optimizer_step", "Run", "train", "Equivalent",
-           "equivalent_run"]
+           "logit_matrix_transposed", "logit_table", "question_scores", "question_gradient",
+           "loss_and_gradients", "accuracy", "sgd", "adam", "optimizer_step", "Run", "train",
+           "Equivalent", "equivalent_run"]
 
 Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
@@ -145,8 +146,8 @@ def dots(A: Matrix, B: Matrix) -> Matrix:
     without their checks of the operands, which the training loop would repeat every step
     on weights it made itself.
 
-    >>> dots([[1e16, 1.0]], [[1.0, 1.0], [1.0, -1.0]])
-    [[1.0000000000000002e+16, 1e+16]]
+    >>> dots([[1e16, 1.0, -1e16]], [[1.0, 1.0, 1.0]])  # left to right: 0.0
+    [[1.0]]
     """
     return [[math.fsum(map(operator.mul, a, b)) for b in B] for a in A]
 
@@ -156,8 +157,8 @@ def naive_dots(A: Matrix, B: Matrix) -> Matrix:
     order of summation, to measure what it changes (the same on every Python, unlike sum(),
     which compensates from 3.12).
 
-    >>> naive_dots([[1e16, 1.0]], [[1.0, 1.0]])
-    [[1e+16]]
+    >>> naive_dots([[1e16, 1.0, -1e16]], [[1.0, 1.0, 1.0]])  # 1e16 + 1 rounds to 1e16
+    [[0.0]]
     """
     return [[functools.reduce(operator.add, map(operator.mul, a, b)) for b in B] for a in A]
 
