@@ -229,3 +229,9 @@ def test_left_to_right_sums_keep_every_median_inside_its_published_interval(data
     values = L.markdown_values(data)
     assert values["learning.naive.outside"] == "0"
     assert int(values["learning.naive.arms-changed"].split()[0]) > 0  # the order can matter
+
+
+def test_under_sgd_at_one_fixed_rate_the_scaled_logit_does_not_grow(data):
+    for scale in ("1/sqrt(d_k)", "1/d_k"):
+        cells = [logit(data["fixed_logits"], "sgd", scale, d, "scaled") for d in D_KS]
+        assert all(c[0] <= cells[0][2] for c in cells[1:]), scale  # within d_k = 16's interval
