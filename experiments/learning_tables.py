@@ -479,20 +479,13 @@ def _joined(cells: Sequence[str]) -> str:
 
 
 def _arm_values(data: dict) -> Dict[str, str]:
-    """learning.steps.OPTIMIZER.SCALE(.D_K) and learning.lr.OPTIMIZER.SCALE(.D_K): the steps
-    table's cells and rates, each d_k, or every d_k joined."""
-    out, d_ks = {}, data["settings"]["d_ks"]
-    for o in OPTIMIZERS:
-        for s in SCALES:
-            rows = [row_of(data["table"], o, s, d) for d in d_ks]
-            if not all(rows):
-                continue
-            name = f"{o}.{SLUGS[s]}"
-            out[f"learning.steps.{name}"] = _joined([_cell(r) for r in rows])
-            out[f"learning.lr.{name}"] = _joined([fmt_rate(r["lr"]) for r in rows])
-            for d, r in zip(d_ks, rows):
-                out[f"learning.steps.{name}.{d}"], out[f"learning.lr.{name}.{d}"] = (
-                    _cell(r), fmt_rate(r["lr"]))
+    """learning.steps.OPTIMIZER.SCALE.D_K (a cell of the steps table) and
+    learning.lr.OPTIMIZER.SCALE (the tuned rates, every d_k joined)."""
+    out = {}
+    for r in data["table"]:
+        out[f"learning.steps.{r['optimizer']}.{SLUGS[r['scale']]}.{r['d_k']}"] = _cell(r)
+    for (o, s), rows in _groups(data["table"], ("optimizer", "scale")).items():
+        out[f"learning.lr.{o}.{SLUGS[s]}"] = _joined([fmt_rate(r["lr"]) for r in rows])
     return out
 
 
@@ -501,12 +494,10 @@ def _logit_values(data: dict) -> Dict[str, str]:
     learning.fixed-logit.OPTIMIZER.SCALE.FIELD (one rate): every d_k, joined."""
     out: Dict[str, str] = {}
     for key, rows in (("logit", data["logits"]), ("fixed-logit", data["fixed_logits"])):
-        groups = _groups(rows, ("optimizer", "scale", "at"))
-        for (o, s, at), group in groups.items():
+        for (o, s, at), group in _groups(rows, ("optimizer", "scale", "at")).items():
             name = f"learning.{key}.{o}.{SLUGS[s]}" + (f".{at}" if key == "logit" else "")
             for f in Logits._fields:
                 out[f"{name}.{f}"] = _joined([fmt(*r[f]) for r in group])
-            out[f"{name}.seeds"] = _joined([str(r["n"]) for r in group])
     return out
 
 
@@ -518,18 +509,14 @@ def _diagnostic_values(data: dict) -> Dict[str, str]:
 
 def _paired_values(data: dict) -> Dict[str, str]:
     """learning.paired.OPTIMIZER.SCALE.D_K ("10 of 10 slower, 0 faster, 0 tied (sign test
-    p = 0.002)") and learning.pointer.READOUT(.D_K), summed over d_k without a p-value:
-    the d_k share their seeds' tasks, so their pairs are not independent."""
+    p = 0.002)") and learning.pointer.READOUT, summed over d_k without a p-value: the d_k
+    share their seeds' tasks, so their pairs are not independent."""
     out = {f"learning.paired.{p['optimizer']}.{SLUGS[p['scale']]}.{p['d_k']}": _count_text(p)
            for p in data["paired"]}
     for readout in ("fixed", "pointer"):
         rows = [p[readout] for p in data["pointer"]]
-        for p, counts in zip(data["pointer"], rows):
-            out[f"learning.pointer.{readout}.{p['d_k']}"] = _count_text(counts)
-            out[f"learning.ratio.{readout}.{p['d_k']}"] = fmt(*(counts["ratio"][k] for k in (
-                "median", "low", "high")))
         total = {k: sum(c[k] for c in rows) for k in ("slower", "faster", "tied", "both missed")}
-        out[f"learning.pointer.{readout}"] = _count_text(total)  # shared seeds: no p
+        out[f"learning.pointer.{readout}"] = _count_text(total)
     return out
 
 
@@ -542,17 +529,15 @@ def _count_text(counts: Row) -> str:
 
 def _rounding_values(data: dict) -> Dict[str, str]:
     """The perturbed runs that miss, the arms that change with the order of summation."""
-    table = [r for r in data["table"] if r["seeds_changed"] is not None]
     out = {}
-    for name, rows in (("all", table), *((o, [r for r in table if r["optimizer"] == o])
-                                          for o in OPTIMIZERS)):
+    for name in ("all",) + OPTIMIZERS:
+        rows = [r for r in data["table"] if name in ("all", r["optimizer"])]
         out[f"learning.perturbed-misses.{name}"] = (
             f"{sum(r['perturbed_misses'] for r in rows)} of "
             f"{sum(r['perturbed_runs'] for r in rows):,}")
-    naive = [r for r in data["table"] if "naive" in r]
-    changed = [r for r in naive if r["naive"]["seeds_changed"]]
-    out["learning.naive.arms-changed"] = f"{len(changed)} of {len(naive)}"
-    out["learning.naive.outside"] = str(sum(not _inside(r) for r in naive))
+    changed = [r for r in data["table"] if r["naive"]["seeds_changed"]]
+    out["learning.naive.arms-changed"] = f"{len(changed)} of {len(data['table'])}"
+    out["learning.naive.outside"] = str(sum(not _inside(r) for r in data["table"]))
     return out
 
 
@@ -562,42 +547,29 @@ def _inside(row: Row) -> bool:
     return _rank(low) <= _rank(row["naive"]["median"]) <= _rank(high)
 
 
-def _transfer_values(data: dict) -> Dict[str, str]:
-    """learning.carried.OPTIMIZER.SCALE and learning.mup.OPTIMIZER.SCALE: the cells of the
-    larger d_k, joined; learning.lr-carried.OPTIMIZER.SCALE: the rate carried."""
-    out: Dict[str, str] = {}
-    for (o, s), rows in _groups(data["transfer"], ("optimizer", "scale")).items():
-        name = f"{o}.{SLUGS[s]}"
-        out[f"learning.carried.{name}"] = _joined([_steps_cell(t["carried"]) for t in rows])
-        out[f"learning.lr-carried.{name}"] = fmt_rate(rows[0]["carried"]["lr"])
-        if _mup(rows[0]) is not None:
-            out[f"learning.mup.{name}"] = _joined([_steps_cell(_mup(t)) for t in rows])
-            out[f"learning.lr-mup.{name}"] = _joined([fmt_rate(_mup(t)["lr"]) for t in rows])
-    return out
-
-
 def _other_values(data: dict) -> Dict[str, str]:
+    """The intervention's cells and ratios; the long runs' counts."""
     out = {}
     for r in data["per_question"]:
         out[f"learning.per-question.{SLUGS[r['scale']]}.{r['d_k']}"] = _steps_cell(
             r["intervention"])
         if "ratio" in r:
-            for key, ratio in (("per-question", r["ratio"]), ("adam", r["adam_ratio"])):
-                out[f"learning.{key}-ratio.{r['d_k']}"] = _ratio_text(ratio["ratio"])
-    long = data["long"]
-    out["learning.long.missed"] = str(sum(len(r["steps"]) for r in long))
-    out["learning.long.reached"] = str(sum(s is not None for r in long for s in r["steps"]))
+            out[f"learning.per-question-ratio.{r['d_k']}"] = _ratio_text(r["ratio"]["ratio"])
+            out[f"learning.adam-ratio.{r['d_k']}"] = _ratio_text(r["adam_ratio"]["ratio"])
+    out["learning.long.missed"] = str(sum(len(r["steps"]) for r in data["long"]))
+    out["learning.long.reached"] = str(sum(s is not None for r in data["long"]
+                                           for s in r["steps"]))
     return out
 
 
 def values(data: dict) -> Dict[str, str]:
-    """Return the inline numbers of the docs, by marker name (learning.*)."""
+    """Return the inline numbers of the docs, by marker name (learning.*), from the tables
+    of the published records (docs_data): every arm, every record kind."""
     s = data["settings"]
     out = {"learning.seeds": seed_range(s["seeds"]),
            "learning.tuning-seeds": seed_range(s["tuning_seeds"]),
-           "learning.d_ks": _joined(map(str, s["d_ks"])),
-           "learning.coverage": f"{data['table'][0]['coverage']:.1%}" if data["table"] else "-"}
+           "learning.coverage": f"{data['table'][0]['coverage']:.1%}"}
     for part in (_arm_values, _logit_values, _diagnostic_values, _paired_values,
-                 _rounding_values, _transfer_values, _other_values):
+                 _rounding_values, _other_values):
         out.update(part(data))
     return out

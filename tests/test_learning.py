@@ -408,6 +408,14 @@ def test_a_run_whose_weights_blow_up_stops_and_counts_as_a_miss():
     assert all(math.isfinite(v) for v in run.losses)  # never a silent NaN
 
 
+def test_the_late_weights_are_the_initial_ones_at_step_0_and_none_for_a_run_that_stops_first():
+    start = LM.initial_weights(100, 16)
+    assert LM.train(100, 16, scale="1", optimizer="sgd", lr=0.1, max_steps=0).at_late == start
+    cut = LM.train(100, 16, scale="1", optimizer="sgd", lr=0.1, max_steps=3, late=5,
+                   stop_at_target=False)
+    assert cut.at_late is None and cut.at_target is None
+
+
 def test_a_run_goes_on_to_step_late_and_keeps_the_weights_of_both_steps():
     short = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0)
     long = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0, late=12)
@@ -516,6 +524,9 @@ def test_the_stored_totals_around_the_winner_are_what_the_code_computes():
         else:
             assert total > int(totals[lr][1:]), lr
     assert totals[entry["lr"]] == entry["total_steps"]
+    best = entry["total_steps"]  # a total equal to the bound is kept, one above it is cut
+    assert LS.total_steps(ARM, entry["lr"], LS.TUNING_SEEDS, best) == best
+    assert LS.total_steps(ARM, entry["lr"], LS.TUNING_SEEDS, best - 1) is None
 
 
 @pytest.mark.slow
@@ -770,10 +781,57 @@ def test_the_markdown_tables_have_a_row_per_arm(data):
 def test_the_values_name_only_numbers_the_data_holds(data):
     values = L.markdown_values(data)
     assert values["learning.seeds"] == "100-109" and values["learning.coverage"] == "97.9%"
-    row = LT.row_of(data["table"], "sgd", "1/d_k", 256)
-    assert values["learning.lr.sgd.inv.256"] == LT.fmt_rate(row["lr"]) == "45.25"
-    assert values["learning.steps.adam.one"].count("*") == sum(
-        bool(LT.row_of(data["table"], "adam", "1", d)["seeds_changed"]) for d in LS.D_KS)
+    assert values["learning.lr.sgd.inv"] == ", ".join(
+        LT.fmt_rate(LT.row_of(data["table"], "sgd", "1/d_k", d)["lr"]) for d in LS.D_KS)
+    assert values["learning.lr.sgd.inv"].endswith("45.25")
+    for d_k in LS.D_KS:  # a star for each rounding-sensitive cell
+        row = LT.row_of(data["table"], "adam", "1", d_k)
+        assert values[f"learning.steps.adam.one.{d_k}"].endswith("*") == bool(
+            row["seeds_changed"])
+
+
+MARKED = ("README.md", "docs/experiments.md", "docs/interview.md")
+
+
+@pytest.mark.parametrize("relative", MARKED)
+def test_every_learning_marker_in_the_docs_holds_what_the_code_generates(data, relative):
+    # what scripts/build.py writes, for this experiment's markers: a change to a table or a
+    # value that the docs do not follow fails here, not only in build.py --check
+    import re
+    with open(os.path.join(ROOT, relative), encoding="utf-8") as f:
+        text = f.read()
+    values, blocks = L.markdown_values(data), L.markdown_blocks(data)
+    found = re.findall(r"<!--v:(learning\.[\w.-]+)-->(.*?)<!--/v-->", text)
+    for name, value in found:
+        assert values[name] == value, name
+    tables = re.findall(r"<!--begin:(learning-[\w-]+)-->\n(.*?)\n<!--end:\1-->", text, re.S)
+    for name, block in tables:
+        assert blocks[name] == block, name
+    assert found or tables
+
+
+def test_the_transfer_table_shows_each_rate_with_its_steps(data):
+    # recomputed from the records: the carried rate is d_k = 16's, muP's SGD rule times d_k/16
+    committed = LS.load(LS.RESULTS_FILE)
+    rows = L.markdown_blocks(data)["learning-transfer"].splitlines()[2:]
+    cells = {tuple(row.split(" | ")[:3]): row.split(" | ")[3:] for row in rows}
+    sgd = cells["| SGD", "1/d_k", "256"]
+    want = sorted(r["steps"] for r in committed["mup"] if r["d_k"] == 256)
+    assert sgd[2].startswith("64: ") and f"{statistics.median(want):g} [" in sgd[2]
+    assert sgd[1].startswith("4: 42 [") and cells["| SGD", "1", "64"][2] == "- |"
+    adam = cells["| Adam", "1/d_k", "64"]
+    assert adam[1] == adam[2][:-2] and adam[1].startswith("0.1768: ")  # Adam: unchanged
+
+
+def test_the_seeds_that_change_are_counted_from_the_perturbed_records(data):
+    committed = LS.load(LS.RESULTS_FILE)
+    for row in data["table"]:
+        arm = (row["optimizer"], row["scale"], row["d_k"])
+        runs = [[r["steps"] for r in records if (r["optimizer"], r["scale"], r["d_k"]) == arm]
+                for records in [committed["runs"]] + list(committed["perturbed"].values())]
+        changed = sum(len(set(per_seed)) > 1 for per_seed in zip(*runs))
+        misses = sum(steps.count(None) for steps in runs[1:])
+        assert (row["seeds_changed"], row["perturbed_misses"]) == (changed, misses), arm
 
 
 # ------------------------------------------------------------------- the command line
