@@ -18,6 +18,7 @@ Training runs of seconds are marked slow.
 
 import ast
 import doctest
+import io
 import json
 import math
 import os
@@ -911,14 +912,55 @@ def test_the_plain_sweep_says_which_file_it_overwrites_and_redoes_the_committed_
     assert "will overwrite experiments/tuned_rates.json (committed" in capsys.readouterr().err
 
 
+class Terminal(io.StringIO):
+    """stderr as a terminal: progress redraws one line."""
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("tty", [False, True], ids=["a log", "a terminal"])
+def test_publish_announces_its_file_shows_progress_and_writes_the_records(monkeypatch, tmp_path,
+                                                                          tty):
+    now = [0.0]  # the clock, moved by the fake measurement below
+    monkeypatch.setattr(L.time, "monotonic", lambda: now[0])
+    stderr = Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    path = tmp_path / "results.json"
+    monkeypatch.setattr(L, "RESULTS_FILE", str(path))
+    records = LS.measure(LS.Plan(("1/sqrt(d_k)",), ("sgd",), (16,), (100,)))
+
+    def fake_measure(plan, jobs, progress):
+        assert plan == LS.PUBLISHED and jobs == 2
+        for k, t in enumerate([3.0, 11.0, 15.0, 25.0]):
+            now[0] = t
+            progress(f"runs: {k + 1} of 4 done")
+        now[0] = 30.0
+        return records
+    monkeypatch.setattr(L, "measure", fake_measure)
+    assert L.main(["--publish", "--jobs", "2"]) == 0
+    lines = stderr.getvalue()
+    shown = os.path.relpath(str(path))  # the committed file is named from the working folder
+    assert lines.startswith(f"--publish: will overwrite {shown} (committed in the repository)")
+    if tty:  # every call redraws the line, then the line is cleared
+        assert lines.count("\r[") == 4 and "\r[    25 s] runs: 4 of 4 done" in lines
+    else:  # a line every 10 s: at 11 and at 25 (3 and 15 are too soon)
+        assert lines.splitlines()[1:3] == ["[    11 s] runs: 2 of 4 done",
+                                           "[    25 s] runs: 4 of 4 done"]
+    assert lines.endswith("wall 30.0 s, jobs 2 (Python %s)\n" % sys.version.split()[0])
+    assert json.loads(path.read_text()) == records
+
+
 @pytest.mark.slow
 def test_a_sweep_at_another_d_k_goes_to_its_own_file_and_the_run_reads_it(tmp_path, capsys):
     path = str(tmp_path / "rates.json")
     common = ["--dk", "32", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd", "--rates", path]
     L.main(["--sweep"] + common)
-    assert sorted(LS.load(path)["arms"]) == ["sgd fixed 1/sqrt(d_k) 32",
-                                             "sgd pointer 1/sqrt(d_k) 32"]
-    capsys.readouterr()
+    arms = LS.load(path)["arms"]
+    assert sorted(arms) == ["sgd fixed 1/sqrt(d_k) 32", "sgd pointer 1/sqrt(d_k) 32"]
+    printed = capsys.readouterr().out.splitlines()  # a header, then each arm's rate and total
+    assert printed[0].split() == ["arm", "lr", "total", "steps"]
+    assert [line.split()[-2:] for line in printed[1:]] == [
+        [LT.fmt_rate(arm["lr"]), str(arm["total_steps"])] for arm in arms.values()]
     L.main(common + ["--seeds", "2"])
     assert "1/sqrt(d_k)  32" in capsys.readouterr().out
 
