@@ -1,106 +1,167 @@
-"""Tests for experiments/learning.py.
+"""Tests for the training miniature: experiments/learning_model.py, learning_measure.py,
+learning_tables.py and the command line learning.py.
 
-- the gradient: against the textbook route through attention.attention_backward (the
-  oracle lives here, not in the experiment) and against central finite differences;
-- the optimisers against their textbook forms;
-- the general identity: scale c' from a W at the mapped rate (and eps) retraces scale c;
+- the arithmetic: the question's gradient bit for bit against attention_steps and
+  score_gradient, the products against attention.matmul, the batch gradient against the
+  textbook route through attention_backward and against central finite differences;
+- the optimisers against their textbook forms; the general identity between scales;
 - the pairing of arms, the streams, determinism, the variance at initialisation;
-- the defects of issue 16, each with a test that fails on the old behaviour;
-- the stored rates and records, the tables, the figure and the Markdown blocks.
+- the statistics (summaries, paired counts, the sign test, the published interval);
+- every kind of record, recomputed on a small plan from the code (never from results.json),
+  and the same for every --jobs;
+- the committed rates and records against the code; the tables, the figure and the blocks;
+- the command line.
 
-Training runs take seconds: those tests are marked slow.
+The sentences of the prose that the data must bear out are in test_learning_claims.py.
+Training runs of seconds are marked slow.
 """
 
 import ast
 import doctest
+import io
 import json
 import math
 import os
 import random
+import statistics
+import subprocess
+import sys
+from fractions import Fraction
 
 import pytest
 from helpers import assert_close
 
 import attention
 import learning as L
+import learning_measure as LS
+import learning_model as LM
+import learning_tables as LT
 import softmax
 import stats
-from attention import attention_backward, attention_steps, matmul, transpose
+from attention import attention_backward, attention_steps, matmul, score_gradient, transpose
 from softmax import log_softmax
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE = os.path.join(ROOT, "experiments", "learning.py")
+EXPERIMENTS = os.path.join(ROOT, "experiments")
+SOURCES = sorted(os.path.join(EXPERIMENTS, f) for f in os.listdir(EXPERIMENTS)
+                 if f.endswith(".py"))
 
 
 def batch_of(task, count, seed=7):
     rng = random.Random(seed)
-    return [L._draw_example(task, rng) for _ in range(count)]
+    return [LM.draw_question(task, rng) for _ in range(count)]
 
 
-def logit_matrix(params):
-    """M^T = (W_Q W_K^T)^T, the form the training code holds it in."""
-    return L._logit_matrix_transposed(params)
+def table_of(task, params):
+    return LM.logit_table(task, LM.logit_matrix_transposed(params))
+
+
+def one_hot_values(question):
+    return [[float(b == j) for j in range(LM.ITEMS)] for b in question.payloads]
 
 
 # --------------------------------------------------------- the textbook route (oracle)
 
-def textbook_gradients(params, batch, c, readout):
+def textbook_gradients(params, batch, c, readout, per_question=False):
     """Mean loss and (dW_Q, dW_K) the long way: q = x_q W_Q, K = X W_K, attention_backward
     gives dQ and dK, then dW_Q = x_q^T dQ and dW_K = X^T dK.  The pointer loss -log p_j*
-    goes through V = I (so O = P) and dL/dO = -e_j* / p_j*."""
+    goes through V = I (so O = P) and dL/dO = -e_j* / p_j*.  per_question: each question's
+    dW_Q, dW_K divided by the norm |G_i| = c |x_q| |dS X| of its dL/dM, G_i = c x_q^T dS X."""
     losses, dW_Q, dW_K = [], [], []
     for e in batch:
         q, K = matmul([e.x_q], params[0]), matmul(e.X, params[1])
         if readout == "pointer":
-            V = [[float(i == j) for j in range(L.ITEMS)] for i in range(L.ITEMS)]
+            V = [[float(i == j) for j in range(LM.ITEMS)] for i in range(LM.ITEMS)]
             p = attention_steps(q, K, V, scale=c).output[0][e.j_star]
-            dO = [[-1.0 / p if j == e.j_star else 0.0 for j in range(L.ITEMS)]]
+            dO = [[-1.0 / p if j == e.j_star else 0.0 for j in range(LM.ITEMS)]]
             losses.append(-math.log(p))
         else:
-            V = [[float(b == j) for j in range(L.ITEMS)] for b in e.payloads]
-            z = [L.BETA * o for o in attention_steps(q, K, V, scale=c).output[0]]
+            V = one_hot_values(e)
+            z = [LM.BETA * o for o in attention_steps(q, K, V, scale=c).output[0]]
             t = e.payloads[e.j_star]
-            dO = [[L.BETA * (p - (i == t)) for i, p in enumerate(softmax.softmax(z))]]
+            dO = [[LM.BETA * (p - (i == t)) for i, p in enumerate(softmax.softmax(z))]]
             losses.append(-log_softmax(z)[t])
         grads = attention_backward(q, K, V, dO, scale=c)
-        dW_Q.append(matmul(transpose([e.x_q]), grads.dQ))
-        dW_K.append(matmul(transpose(e.X), grads.dK))
+        weight = 1.0
+        if per_question:
+            dS = score_gradient(attention_steps(q, K, V, scale=c).weights, V, dO)[0]
+            dS_X = matmul([dS], e.X)[0]
+            weight = 1.0 / (c * math.sqrt(attention.dot(e.x_q, e.x_q) * attention.dot(
+                dS_X, dS_X)))
+        dW_Q.append([[weight * g for g in row] for row in matmul(transpose([e.x_q]), grads.dQ)])
+        dW_K.append([[weight * g for g in row] for row in matmul(transpose(e.X), grads.dK)])
 
     def mean(As):
         return [[math.fsum(column) / len(As) for column in zip(*rows)] for rows in zip(*As)]
     return math.fsum(losses) / len(batch), (mean(dW_Q), mean(dW_K))
 
 
-CASES = [(d_k, scale) for d_k in (4, 24) for scale in L.SCALES]
+CASES = [(d_k, scale) for d_k in (4, 24) for scale in LM.SCALES]
+CASE_IDS = [f"d_k={d}, c={s}" for d, s in CASES]
 
 
-@pytest.mark.parametrize("readout", L.READOUTS)
-@pytest.mark.parametrize("d_k, scale", CASES, ids=[f"d_k={d}, c={s}" for d, s in CASES])
+@pytest.mark.parametrize("readout", LM.READOUTS)
+@pytest.mark.parametrize("d_k, scale", CASES, ids=CASE_IDS)
+def test_the_question_gradient_is_attention_steps_and_score_gradient_bit_for_bit(d_k, scale,
+                                                                                readout):
+    # the fast path reads O = P V and dP = dO V^T off the one-hot V; the library sums them
+    task, params = LM.make_task(2), LM.initial_weights(2, d_k, 3.0)
+    arm, table = LM.model(scale, d_k, readout), table_of(task, params)
+    for e in task.held_out[:20]:
+        loss, dS, S, P = LM.question_gradient(LM.question_scores(table, e), e, arm)
+        q = matmul([e.x_q], matmul(params[0], transpose(params[1])))  # x_q M: q' K'^T = q K^T
+        steps = attention_steps(q, e.X, one_hot_values(e), scale=arm.c)
+        assert (S, P) == (steps.scaled_scores[0], steps.weights[0])
+        if readout == "pointer":
+            assert loss == -log_softmax(S)[e.j_star]
+            continue
+        z, t = [LM.BETA * o for o in steps.output[0]], e.payloads[e.j_star]
+        dO = [LM.BETA * (p - (i == t)) for i, p in enumerate(softmax.softmax(z))]
+        assert loss == -log_softmax(z)[t]
+        assert dS == score_gradient(steps.weights, one_hot_values(e), [dO])[0]
+
+
+@pytest.mark.parametrize("readout", LM.READOUTS)
+@pytest.mark.parametrize("d_k, scale", CASES, ids=CASE_IDS)
 def test_fused_gradient_equals_the_textbook_route_through_attention_backward(d_k, scale,
                                                                              readout):
-    task, params = L._make_task(3), L._initial_weights(3, d_k)
-    batch, c = batch_of(task, 5), stats.scale_factor(scale, d_k)
-    loss, grads = L._loss_and_gradients(params, logit_matrix(params), batch, c, readout)
-    want_loss, want = textbook_gradients(params, batch, c, readout)
+    task, params = LM.make_task(3), LM.initial_weights(3, d_k)
+    batch, arm = batch_of(task, 5), LM.model(scale, d_k, readout)
+    loss, grads = LM.loss_and_gradients(params, table_of(task, params), batch, arm)
+    want_loss, want = textbook_gradients(params, batch, arm.c, readout)
     assert_close(loss, want_loss, rel=1e-13)
     for got, ref in zip(grads, want):  # different roundings of the same sums
         assert_close(got, ref, abs=1e-13 * max(abs(v) for row in ref for v in row))
 
 
-@pytest.mark.parametrize("readout", L.READOUTS)
+@pytest.mark.parametrize("scale", ["1/sqrt(d_k)", "1"])
+def test_the_per_question_gradient_is_the_mean_of_unit_question_gradients(scale):
+    d_k = 24
+    task, params = LM.make_task(4), LM.initial_weights(4, d_k, 2.0)
+    batch, arm = batch_of(task, 6), LM.model(scale, d_k, "fixed", LM.PER_QUESTION)
+    _, grads = LM.loss_and_gradients(params, table_of(task, params), batch, arm)
+    _, want = textbook_gradients(params, batch, arm.c, "fixed", per_question=True)
+    for got, ref in zip(grads, want):
+        assert_close(got, ref, abs=1e-12 * max(abs(v) for row in ref for v in row))
+    _, plain = LM.loss_and_gradients(params, table_of(task, params), batch,
+                                     LM.model(scale, d_k, "fixed", "adam"))
+    assert plain != grads  # the intervention changes the gradient
+
+
+@pytest.mark.parametrize("readout", LM.READOUTS)
 @pytest.mark.parametrize("scale", ["1/sqrt(d_k)", "1"])
 def test_fused_gradient_matches_central_finite_differences(scale, readout):
     d_k, h = 6, 1e-6
-    task, params = L._make_task(5), L._initial_weights(5, d_k)
-    batch, c = batch_of(task, 3), stats.scale_factor(scale, d_k)
-    _, grads = L._loss_and_gradients(params, logit_matrix(params), batch, c, readout)
+    task, params = LM.make_task(5), LM.initial_weights(5, d_k)
+    batch, arm = batch_of(task, 3), LM.model(scale, d_k, readout)
+    _, grads = LM.loss_and_gradients(params, table_of(task, params), batch, arm)
 
     def loss(P):
-        return L._loss_and_gradients(P, logit_matrix(P), batch, c, readout)[0]
+        return LM.loss_and_gradients(P, table_of(task, P), batch, arm)[0]
     rng = random.Random(0)
     for which in (0, 1):  # W_Q, then W_K
         for _ in range(5):
-            a, b = rng.randrange(L.D_MODEL), rng.randrange(d_k)
+            a, b = rng.randrange(LM.D_MODEL), rng.randrange(d_k)
             plus, minus = ([[row[:] for row in W] for W in params] for _ in range(2))
             plus[which][a][b] += h
             minus[which][a][b] -= h
@@ -111,35 +172,57 @@ def test_fused_gradient_matches_central_finite_differences(scale, readout):
 
 def test_pointer_gradient_is_the_softmax_backward_of_minus_e_over_p():
     # -log p_j through O = P: dL/dO = -e_j / p_j, and the Jacobian turns it into p - e_j
-    task, params = L._make_task(1), L._initial_weights(1, 16)
-    example = task.held_out[0]
-    loss, dS, steps = L._example_gradient(logit_matrix(params), example, 0.25, "pointer")
-    p, j = steps.weights[0], example.j_star
-    identity = [[float(r == c) for c in range(L.ITEMS)] for r in range(L.ITEMS)]
-    via_jacobian = attention.score_gradient([p], identity, [[-1.0 / p[j] if i == j else 0.0
-                                                             for i in range(L.ITEMS)]])[0]
+    task, params = LM.make_task(1), LM.initial_weights(1, 16)
+    e = task.held_out[0]
+    arm = LM.Model(0.25, "pointer", False, LM.dots)
+    loss, dS, _, p = LM.question_gradient(LM.question_scores(table_of(task, params), e), e, arm)
+    j = e.j_star
+    identity = [[float(r == c) for c in range(LM.ITEMS)] for r in range(LM.ITEMS)]
+    via_jacobian = score_gradient([p], identity, [[-1.0 / p[j] if i == j else 0.0
+                                                   for i in range(LM.ITEMS)]])[0]
     assert_close(dS, via_jacobian, abs=1e-15)
     assert_close(loss, -math.log(p[j]), rel=1e-14)
 
 
 @pytest.mark.parametrize("shape", [(1, 16, 8), (16, 16, 256), (8, 16, 64)],
                          ids=["1x16 by 16x8", "16x16 by 16x256", "8x16 by 16x64"])
-def test_the_private_products_round_exactly_like_attention_matmul(shape):
+def test_the_products_round_exactly_like_attention_matmul(shape):
     # the training loop's one core: the same math.fsum of the same products, bit for bit
     r, d, s = shape
     rng = random.Random(r * d * s)
     A = [[rng.gauss(0, 1) * 2.0 ** rng.randrange(-30, 30) for _ in range(d)] for _ in range(r)]
     B = [[rng.gauss(0, 1) for _ in range(s)] for _ in range(d)]
-    assert L._dots(A, transpose(B)) == matmul(A, B)
-    params = L._initial_weights(3, s)
-    assert L._logit_matrix_transposed(params) == transpose(matmul(params[0],
+    assert LM.dots(A, transpose(B)) == matmul(A, B)
+    params = LM.initial_weights(3, s)
+    assert LM.logit_matrix_transposed(params) == transpose(matmul(params[0],
                                                                   transpose(params[1])))
+
+
+def test_the_logit_table_is_every_query_against_every_key_token():
+    task, params = LM.make_task(6), LM.initial_weights(6, 32)
+    M = matmul(params[0], transpose(params[1]))
+    tokens = [x for row in task.keys for x in row]
+    assert table_of(task, params) == matmul(matmul(task.queries, M), transpose(tokens))
+
+
+def test_naive_products_sum_left_to_right():
+    rng = random.Random(9)
+    A = [[rng.gauss(0, 1) * 10.0 ** rng.randrange(-8, 8) for _ in range(7)] for _ in range(3)]
+    B = [[rng.gauss(0, 1) for _ in range(7)] for _ in range(4)]
+
+    def left_to_right(a, b):
+        total = a[0] * b[0]
+        for x, y in zip(a[1:], b[1:]):
+            total += x * y
+        return total
+    assert LM.naive_dots(A, B) == [[left_to_right(a, b) for b in B] for a in A]
+    assert LM.naive_dots(A, B) != LM.dots(A, B)  # another rounding: the option can matter
 
 
 # ------------------------------------------------------------------------ optimisers
 
 def test_sgd_step_moves_each_weight_by_minus_lr_times_its_gradient():
-    new, state = L._sgd(0.5)(([[1.0, -2.0]], [[0.5]]), ([[0.25, 4.0]], [[-1.0]]), None, 1)
+    new, state = LM.sgd(0.5)(([[1.0, -2.0]], [[0.5]]), ([[0.25, 4.0]], [[-1.0]]), None, 1)
     assert new == ([[0.875, -4.0]], [[1.0]]) and state is None
 
 
@@ -157,7 +240,7 @@ def test_adam_agrees_with_the_textbook_form_with_explicit_bias_correction():
     rng = random.Random(2)
     sequence = [[[rng.gauss(0, 1) for _ in range(3)] for _ in range(2)] for _ in range(12)]
     start = [[0.3, -0.1, 2.0], [1.0, 0.0, -0.5]]
-    params, step, state = (start,), L._adam(0.01), None
+    params, step, state = (start,), LM.adam(0.01), None
     for t, g in enumerate(sequence, start=1):
         params, state = step(params, (g,), state, t)
     want = [[textbook_adam(start[r][c], [g[r][c] for g in sequence], 0.01) for c in range(3)]
@@ -165,9 +248,14 @@ def test_adam_agrees_with_the_textbook_form_with_explicit_bias_correction():
     assert_close(params[0], want, abs=1e-15)  # the folded form rounds in another order
 
 
+def test_the_intervention_trains_with_adam():
+    assert LM.optimizer_step(LM.PER_QUESTION, 0.01).__qualname__.startswith("adam")
+    assert LM.optimizer_step("sgd", 0.01).__qualname__.startswith("sgd")
+
+
 # ------------------------------------------------------------ the general identity
 
-PAIRS = [(a, b) for i, a in enumerate(L.SCALES) for b in L.SCALES[i + 1:]]
+PAIRS = [(a, b) for i, a in enumerate(LM.SCALES) for b in LM.SCALES[i + 1:]]
 
 
 def power_of_two(x):
@@ -176,11 +264,11 @@ def power_of_two(x):
 
 def retrace(d_k, scale, to_scale, optimizer, lr, steps=20, seed=101):
     """A run of `scale` from W, and of `to_scale` from a W at the mapped rate and eps."""
-    e = L.equivalent_run(d_k, scale, to_scale, optimizer, lr)
-    a = L.train(seed, d_k, scale=scale, optimizer=optimizer, lr=lr, max_steps=steps,
-                stop_at_target=False)
-    b = L.train(seed, d_k, scale=to_scale, optimizer=optimizer, lr=e.lr, eps=e.eps,
-                init_factor=e.init_factor, max_steps=steps, stop_at_target=False)
+    e = LM.equivalent_run(d_k, scale, to_scale, optimizer, lr)
+    a = LM.train(seed, d_k, scale=scale, optimizer=optimizer, lr=lr, max_steps=steps,
+                 stop_at_target=False)
+    b = LM.train(seed, d_k, scale=to_scale, optimizer=optimizer, lr=e.lr, eps=e.eps,
+                 init_factor=e.init_factor, max_steps=steps, stop_at_target=False)
     return e, a, b
 
 
@@ -200,15 +288,15 @@ def assert_bit_identical(e, a, b, steps=20):
     assert list(a.final) == [[[w / e.init_factor for w in row] for row in W] for W in b.final]
 
 
-@pytest.mark.parametrize("optimizer", L.OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", LM.OPTIMIZERS)
 def test_scaled_and_unscaled_retrace_each_other_at_d_k_16(optimizer):
     # the fast case: the paper's two arms, a = 1/2, bit for bit over 10 steps (the slow tests
     # below run every pair over 20)
-    lr = L.tuned_rate(optimizer, "1/sqrt(d_k)", 16)
+    lr = LS.tuned_rate(optimizer, "1/sqrt(d_k)", 16)
     assert_bit_identical(*retrace(16, "1/sqrt(d_k)", "1", optimizer, lr, steps=10), steps=10)
 
 
-IDENTITY_CASES = [(s, t, o, d_k) for s, t in PAIRS for o in L.OPTIMIZERS for d_k in (16, 256)]
+IDENTITY_CASES = [(s, t, o, d_k) for s, t in PAIRS for o in LM.OPTIMIZERS for d_k in (16, 256)]
 IDENTITY_IDS = [f"{s} to {t}, {o}, d_k={d_k}" for s, t, o, d_k in IDENTITY_CASES]
 
 
@@ -221,23 +309,23 @@ def test_any_two_scales_retrace_each_other_under_the_rate_and_eps_mapping(scale,
     # two runs start a rounding apart, and training amplifies rounding: at a quarter of the
     # tuned rate they agree within 1e-12; at the tuned rate itself the gap stays within 10
     # times the gap between the source run and itself started from weights one ulp larger.
-    lr = L.tuned_rate(optimizer, scale, d_k)
+    lr = LS.tuned_rate(optimizer, scale, d_k)
     e, a, b = retrace(d_k, scale, to_scale, optimizer, lr)
     assert len(a.losses) == len(b.losses) == 20 and a.accuracies == b.accuracies
     if power_of_two(e.init_factor):
         assert_bit_identical(e, a, b)
         return
     assert gap(*retrace(d_k, scale, to_scale, optimizer, lr / 4)[1:], e.init_factor) <= 1e-12
-    ulp = L.train(101, d_k, scale=scale, optimizer=optimizer, lr=lr, max_steps=20,
-                  stop_at_target=False, init_factor=1 + 2.0 ** -52)
+    ulp = LM.train(101, d_k, scale=scale, optimizer=optimizer, lr=lr, max_steps=20,
+                   stop_at_target=False, init_factor=1 + 2.0 ** -52)
     assert gap(a, b, e.init_factor) <= max(10 * gap(a, ulp), 1e-14)
 
 
 def test_the_identity_needs_the_rate_mapping():
     # the control: the rescaled start at the same rate is another run after one step
     _, a, b = retrace(16, "1/sqrt(d_k)", "1", "sgd", 1.0, steps=3)
-    unmapped = L.train(101, 16, scale="1", optimizer="sgd", lr=1.0, init_factor=0.5,
-                       max_steps=3, stop_at_target=False)
+    unmapped = LM.train(101, 16, scale="1", optimizer="sgd", lr=1.0, init_factor=0.5,
+                        max_steps=3, stop_at_target=False)
     assert unmapped.losses[0] == a.losses[0] == b.losses[0]  # the same function at the start
     assert unmapped.losses[1:] != a.losses[1:]
 
@@ -247,8 +335,8 @@ def test_the_old_unscaled_identity_is_the_case_c_prime_equal_1(d_k):
     # "unscaled from W is scaled from d_k^(1/4) W, SGD at sqrt(d_k) times the rate, Adam at
     # d_k^(1/4) times the rate with eps divided by d_k^(1/4)"
     root = d_k ** 0.25
-    sgd = L.equivalent_run(d_k, "1", "1/sqrt(d_k)", "sgd", 0.1)
-    adam = L.equivalent_run(d_k, "1", "1/sqrt(d_k)", "adam", 0.01, eps=1e-8)
+    sgd = LM.equivalent_run(d_k, "1", "1/sqrt(d_k)", "sgd", 0.1)
+    adam = LM.equivalent_run(d_k, "1", "1/sqrt(d_k)", "adam", 0.01, eps=1e-8)
     assert_close([sgd.init_factor, sgd.lr, adam.lr, adam.eps],
                  [root, 0.1 * math.sqrt(d_k), 0.01 * root, 1e-8 / root], rel=1e-15)
 
@@ -258,44 +346,44 @@ def test_the_old_unscaled_identity_is_the_case_c_prime_equal_1(d_k):
 def first_steps(monkeypatch, seed, d_k, scale):
     """The first batch and the weights that the training code hands to the gradient."""
     seen = []
-    original = L._loss_and_gradients
+    original = LM.loss_and_gradients
 
-    def spy(params, M, batch, c, readout):
+    def spy(params, table, batch, arm):
         seen.append(([list(map(list, W)) for W in params], list(batch)))
-        return original(params, M, batch, c, readout)
-    monkeypatch.setattr(L, "_loss_and_gradients", spy)
-    L.train(seed, d_k, scale=scale, optimizer="sgd", lr=0.5, max_steps=1, stop_at_target=False)
+        return original(params, table, batch, arm)
+    monkeypatch.setattr(LM, "loss_and_gradients", spy)
+    LM.train(seed, d_k, scale=scale, optimizer="sgd", lr=0.5, max_steps=1, stop_at_target=False)
     monkeypatch.undo()
     return seen[0]
 
 
 def test_every_arm_of_a_seed_gets_the_same_first_batch_and_initial_weights(monkeypatch):
     # through train(): the scale changes neither the questions nor the starting weights
-    runs = [first_steps(monkeypatch, 100, 16, s) for s in L.SCALES]
+    runs = [first_steps(monkeypatch, 100, 16, s) for s in LM.SCALES]
     assert all(run == runs[0] for run in runs[1:])
-    other_seed = first_steps(monkeypatch, 101, 16, L.SCALES[0])
-    other_d_k = first_steps(monkeypatch, 100, 32, L.SCALES[0])
+    other_seed = first_steps(monkeypatch, 101, 16, LM.SCALES[0])
+    other_d_k = first_steps(monkeypatch, 100, 32, LM.SCALES[0])
     assert other_seed[0] != runs[0][0] and other_seed[1] != runs[0][1]  # the test can fail
     assert other_d_k[1] == runs[0][1] and len(other_d_k[0][0][0]) == 32  # same questions
 
 
 def test_held_out_questions_differ_from_the_training_stream():
-    task = L._make_task(100)
+    task = LM.make_task(100)
     stream = random.Random("learning:train:100")
 
     def key(e):
         return tuple(e.ids), tuple(e.payloads), e.j_star
-    train = {key(L._draw_example(task, stream)) for _ in range(300)}
+    train = {key(LM.draw_question(task, stream)) for _ in range(300)}
     held = {key(e) for e in task.held_out}
-    assert len(held) == L.HELD_OUT and not train & held
+    assert len(held) == LM.HELD_OUT and not train & held
 
 
 def test_the_same_seed_gives_the_same_run_and_another_seed_does_not():
     def run(seed):
-        return L.train(seed, 64, scale="1", optimizer="adam", lr=0.01, max_steps=4,
-                       stop_at_target=False)
+        return LM.train(seed, 64, scale="1", optimizer="adam", lr=0.01, max_steps=4,
+                        stop_at_target=False)
     assert run(104) == run(104) and run(104).losses != run(105).losses
-    assert L.make_task(3) == L.make_task(3) != L.make_task(4)
+    assert LM.make_task(3) == LM.make_task(3) != LM.make_task(4)
 
 
 def test_unscaled_logit_variance_is_d_k_even_though_d_k_exceeds_d_model():
@@ -304,263 +392,280 @@ def test_unscaled_logit_variance_is_d_k_even_though_d_k_exceeds_d_model():
     # whatever the rank (<= d_model) of W_Q W_K^T.  The mean of S^2 / d_k over N draws has
     # standard error sqrt((2 + 6 / d_k) / N); the test allows 4 of them.
     d_k, N = 32, 200
-    task = L._make_task(0)
+    task = LM.make_task(0)
     x, y = task.queries[2], task.keys[5][1]
     ratios = []
     for seed in range(N):
-        W_Q, W_K = L._initial_weights(1000 + seed, d_k)
+        W_Q, W_K = LM.initial_weights(1000 + seed, d_k)
         S = matmul(matmul([x], matmul(W_Q, transpose(W_K))), [[v] for v in y])
         ratios.append(S[0][0] ** 2 / d_k)
     assert_close(stats.mean(ratios), 1.0, abs=4 * math.sqrt((2 + 6 / d_k) / N))
 
 
 def test_a_run_whose_weights_blow_up_stops_and_counts_as_a_miss():
-    run = L.train(100, 16, scale="1", optimizer="sgd", lr=1e30, max_steps=50)
+    run = LM.train(100, 16, scale="1", optimizer="sgd", lr=1e30, max_steps=50)
     assert run.steps_to_target is None
     assert len(run.losses) < 50 and len(run.accuracies) == len(run.losses) + 1
     assert all(math.isfinite(v) for v in run.losses)  # never a silent NaN
 
 
+def test_the_late_weights_are_the_initial_ones_at_step_0_and_none_for_a_run_that_stops_first():
+    start = LM.initial_weights(100, 16)
+    assert LM.train(100, 16, scale="1", optimizer="sgd", lr=0.1, max_steps=0).at_late == start
+    cut = LM.train(100, 16, scale="1", optimizer="sgd", lr=0.1, max_steps=3, late=5,
+                   stop_at_target=False)
+    assert cut.at_late is None and cut.at_target is None
+
+
 def test_a_run_goes_on_to_step_late_and_keeps_the_weights_of_both_steps():
-    short = L.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0)
-    long = L.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0, late=12)
+    short = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0)
+    long = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0, late=12)
     assert long.steps_to_target == short.steps_to_target < 12 == len(long.losses)
     assert long.at_target == short.at_target == short.final and long.at_late == long.final
 
 
-# ------------------------------------------------------ the defects of issue 16
-
-def test_a_pair_where_both_arms_miss_is_not_counted_as_slower():
-    counts = L._paired([None, 5, None, 4, 7], [None, None, 3, 4, 9])
-    assert counts == {"slower": 2, "faster": 1, "tied": 1, "both missed": 1}
-
-
-def test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        L.main(["--dk", "32"])
-    assert exit_info.value.code == 2
-    assert "no tuned rate for 'sgd fixed 1/sqrt(d_k) 32'" in capsys.readouterr().err
+def test_left_to_right_sums_give_another_rounding_of_the_same_run():
+    def run(summation):
+        return LM.train(100, 64, scale="1", optimizer="adam", lr=0.011, max_steps=5,
+                        stop_at_target=False, summation=summation)
+    fsum, naive = run("fsum"), run("naive")
+    assert fsum.final != naive.final  # the option reaches the arithmetic
+    assert_close(naive.losses, fsum.losses, rel=1e-9)  # and changes only its rounding
 
 
-def test_a_partial_sweep_refuses_to_replace_the_committed_rates(capsys):
-    with open(L.RATES_FILE, "rb") as f:
-        before = f.read()
-    with pytest.raises(SystemExit):
-        L.main(["--sweep", "--dk", "32"])
-    assert "--rates PATH" in capsys.readouterr().err
-    with open(L.RATES_FILE, "rb") as f:
-        assert f.read() == before
-
-
-def test_the_plain_sweep_command_redoes_exactly_the_committed_arms(monkeypatch):
-    class Stop(Exception):
-        pass
-    seen = []
-
-    def fake_sweep(arms, seeds, progress):
-        seen.append((list(arms), tuple(seeds)))
-        raise Stop  # before anything is written
-    monkeypatch.setattr(L, "sweep", fake_sweep)
-    with pytest.raises(Stop):
-        L.main(["--sweep"])
-    assert seen == [(L._default_arms(), L.TUNING_SEEDS)]
-    assert sorted(L._load(L.RATES_FILE)["arms"]) == sorted(L._arm_key(*a) for a in seen[0][0])
-
-
-@pytest.mark.slow
-def test_a_sweep_at_another_d_k_goes_to_its_own_file_and_the_run_reads_it(tmp_path, capsys):
-    path = str(tmp_path / "rates.json")
-    common = ["--dk", "32", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd", "--rates", path]
-    L.main(["--sweep"] + common)
-    assert sorted(L._load(path)["arms"]) == ["sgd fixed 1/sqrt(d_k) 32",
-                                             "sgd pointer 1/sqrt(d_k) 32"]
-    capsys.readouterr()
-    L.main(common + ["--seeds", "2"])
-    assert "1/sqrt(d_k)   32" in capsys.readouterr().out
-
-
-def test_the_diagnostics_follow_the_readout(capsys):
-    L.main(["--dk", "16", "--seeds", "1", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd",
-            "--readout", "pointer"])
-    out = capsys.readouterr().out
-    pointer = L.initial_diagnostics(16, "1/sqrt(d_k)", [100], "pointer")
-    fixed = L.initial_diagnostics(16, "1/sqrt(d_k)", [100], "fixed")
-    assert pointer.gradient != fixed.gradient  # so the printed value tells them apart
-    assert "(pointer readout;" in out and L._fmt(*pointer.gradient) in out
-    assert L._fmt(*fixed.gradient) not in out
-
-
-def library_imports():
-    tree = ast.parse(open(SOURCE, encoding="utf-8").read())
-    return tree, [(node.module, alias.name) for node in ast.walk(tree)
-                  if isinstance(node, ast.ImportFrom) for alias in node.names]
-
-
-def test_the_experiment_imports_only_public_names_of_the_library():
-    import figures  # scripts/figures.py, which draws the figure
-    modules = {"attention": attention, "softmax": softmax, "stats": stats, "figures": figures}
-    _, imports = library_imports()
-    project = [(m, name) for m, name in imports if m != "typing"]
-    assert {m for m, _ in project} == set(modules)
-    for module, name in project:
-        assert not name.startswith("_") and hasattr(modules[module], name), (module, name)
-
-
-def test_no_compatibility_fallback_and_no_test_oracle_in_the_experiment():
-    tree, imports = library_imports()
-    handlers = [h for node in ast.walk(tree) if isinstance(node, ast.Try) for h in node.handlers]
-    assert not [h for h in handlers if "ImportError" in ast.dump(h)]
-    assert ("attention", "attention_backward") not in imports  # the textbook route is here
-    assert not [n for n in dir(L) if "textbook" in n]
-
-
-def test_the_experiment_doctests_are_collected_and_exist():
-    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
-        assert '"experiments"' in f.read().split("testpaths")[1].split("\n")[0]
-    examples = sum(len(t.examples) for t in doctest.DocTestFinder().find(L))
-    assert examples >= 20
-
-
-# ------------------------------------------------------- bad input, command line
-
-BAD_CALLS = [
-    (TypeError, "make_task", lambda: L.make_task("0")),
-    (TypeError, "make_task", lambda: L.make_task(True)),
-    (TypeError, "train", lambda: L.train(1.5, 16, scale="1", optimizer="sgd", lr=1.0)),
-    (ValueError, "train", lambda: L.train(0, 1, scale="1", optimizer="sgd", lr=1.0)),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1/d", optimizer="sgd", lr=1.0)),
-    (TypeError, "train", lambda: L.train(0, 16, scale=1, optimizer="sgd", lr=1.0)),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1", optimizer="rmsprop", lr=1.0)),
-    (TypeError, "train", lambda: L.train(0, 16, scale="1", optimizer=None, lr=1.0)),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1", optimizer="sgd", lr=0.0)),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1", optimizer="sgd", lr=math.nan)),
-    (TypeError, "train", lambda: L.train(0, 16, scale="1", optimizer="sgd", lr="1")),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1", optimizer="sgd", lr=1.0,
-                                          readout="argmax")),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1", optimizer="sgd", lr=1.0,
-                                          max_steps=-1)),
-    (TypeError, "train", lambda: L.train(0, 16, scale="1", optimizer="sgd", lr=1.0,
-                                         stop_at_target="yes")),
-    (ValueError, "train", lambda: L.train(0, 16, scale="1", optimizer="adam", lr=1.0,
-                                          eps=-1e-8)),
-    (ValueError, "equivalent_run", lambda: L.equivalent_run(16, "1", "muP", "sgd", 1.0)),
-    (TypeError, "equivalent_run", lambda: L.equivalent_run(16.0, "1", "1", "sgd", 1.0)),
-    (ValueError, "tuned_rate", lambda: L.tuned_rate("sgd", "1", 17)),
-    (ValueError, "tuned_rate", lambda: L.tuned_rate("adamw", "1", 16)),
-    (ValueError, "steps_to_target", lambda: L.steps_to_target("sgd", "1", 16, 1.0, [])),
-    (TypeError, "steps_to_target", lambda: L.steps_to_target("sgd", "1", 16, 1.0, "100")),
-    (TypeError, "summarise", lambda: L.summarise(5)),
-    (ValueError, "summarise", lambda: L.summarise([1.0, math.inf])),
-    (ValueError, "initial_diagnostics", lambda: L.initial_diagnostics(0, "1")),
-    (TypeError, "initial_diagnostics", lambda: L.initial_diagnostics(16, "1", [1.0])),
-    (ValueError, "trained_logits", lambda: L.trained_logits(0, 16, scale="1",
-                                                            optimizer="sgd", lr=1.0, late=-1)),
-    (TypeError, "sweep", lambda: L.sweep([("sgd", "fixed", "1")])),
-    (ValueError, "sweep", lambda: L.sweep([("sgd", "fixd", "1", 16)], seeds=[0])),
-]
-
-
-@pytest.mark.parametrize("error, fn, call", BAD_CALLS,
-                         ids=[f"{fn}-{i}" for i, (_, fn, _) in enumerate(BAD_CALLS)])
-def test_bad_input_raises_a_clear_error_naming_the_function(error, fn, call):
-    with pytest.raises(error, match=f"^{fn}: "):
-        call()
-
-
-@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "11"], ["--optimizer", "rmsprop"],
-                                  ["--dk", "1"], ["--scales", "1/d"], ["--perturb", "8"],
-                                  ["--publish", "--dk", "16"], ["--publish", "--scales", "1"],
-                                  ["--publish", "--optimizer", "sgd"]],
-                         ids=["no seeds", "too many seeds", "optimizer", "d_k 1", "scale name",
-                              "perturbations", "publish at another d_k", "publish one scale",
-                              "publish one optimizer"])
-def test_the_command_line_rejects_bad_options(argv):
-    with pytest.raises(SystemExit) as exit_info:
-        L.main(argv)
-    assert exit_info.value.code == 2
-
-
-def test_the_help_text_prints_its_percent_signs(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        L.main(["--help"])
-    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal width
-    assert exit_info.value.code == 0 and "first 90% and after step" in out and "%%" not in out
-
-
-def test_json_records_have_exactly_the_schema_and_null_for_a_miss(tmp_path):
-    path = tmp_path / "runs.json"
-    L.main(["--dk", "16", "--seeds", "2", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd",
-            "--json", str(path)])
-    records = json.loads(path.read_text())
-    assert [sorted(r) for r in records] == [sorted(["optimizer", "scale", "d_k", "seed", "lr",
-                                                    "steps"])] * 2
-    assert [r["seed"] for r in records] == [100, 101] and all(r["steps"] for r in records)
-    miss = L.steps_to_target("sgd", "1", 256, 0.01, [100], max_steps=2)
-    assert json.dumps(miss[0]["steps"]) == "null"
-
-
-# ----------------------------------------------------------------- summaries, tables
+# ------------------------------------------------------------------------ statistics
 
 def test_summary_ranks_a_miss_above_every_number_and_keeps_the_order_statistic_interval():
     steps = [6, 9, 5, 7, None, 8, 6, 10, 9, None]
-    s = L.summarise(steps)
+    s = LS.summarise(steps)
     m = stats.median_interval([v if v is not None else 1e9 for v in steps])
     assert (s.median, s.low, s.coverage, s.misses, s.n) == (8.5, m.low, m.coverage, 2, 10)
     assert s.high is None  # x_(9) is a miss
-    assert L.summarise([1, None, None]).median is None
+    assert LS.summarise([1, None, None]).median is None
 
 
 def test_ten_seeds_give_the_2nd_and_9th_values_with_coverage_97_9_percent():
-    # docs/experiments.md says so in words
+    # P(2 <= B <= 8), B ~ Binomial(10, 1/2): exactly 1002/1024; docs/experiments.md says
+    # "at least 97.9%", since ties among integer step counts can only raise the coverage
     m = stats.median_interval([float(v) for v in range(10)])
-    assert (m.low, m.high, f"{m.coverage:.1%}") == (1.0, 8.0, "97.9%")
+    assert (m.low, m.high) == (1.0, 8.0)
+    assert Fraction(sum(math.comb(10, k) for k in range(2, 9)), 2 ** 10) == Fraction(1002, 1024)
+    assert f"{m.coverage:.1%}" == f"{1002 / 1024:.1%}" == "97.9%"
 
 
-def test_the_published_interval_is_the_wider_of_seeds_and_rounding():
-    s = L.Summary(100.0, 80.0, 150.0, 0.9785, 0, 10)
-    assert L._published(s, [100.0] * 7) == (80.0, 150.0, "seeds")
-    assert L._published(s, [95.0, 120.0]) == (80.0, 150.0, "seeds")  # narrower: seeds
-    assert L._published(s, [60.0, 190.0]) == (60.0, 190.0, "rounding")
-    assert L._published(s, [None]) == (100.0, None, "rounding")  # a median that misses
+@pytest.mark.parametrize("slower, faster, want", [(10, 0, Fraction(2, 2 ** 10)),
+                                                  (22, 0, Fraction(2, 2 ** 22)),
+                                                  (8, 2, Fraction(2 * 56, 2 ** 10)),
+                                                  (5, 5, Fraction(1))])
+def test_the_sign_test_is_the_two_sided_binomial_tail(slower, faster, want):
+    # the tail summed by hand: 2 P(B <= min), with C(10, 0..2) = 1 + 10 + 45 = 56
+    counts = {"slower": slower, "faster": faster, "tied": 3, "both missed": 1}
+    assert LS.sign_test(counts) == float(min(want, 1))
 
 
-def test_the_fitted_exponent_recovers_a_power_law():
-    assert_close(L._exponent([16, 64, 256], [3 * d ** 0.75 for d in (16, 64, 256)]), 0.75,
-                 abs=1e-14)
+def test_paired_counts_a_miss_as_slower_and_a_double_miss_as_nothing():
+    assert LS.paired([None, 5, None, 4, 7], [None, None, 3, 4, 9]) == {
+        "slower": 2, "faster": 1, "tied": 1, "both missed": 1}
+    assert LS.paired([3], [2]) == {"slower": 0, "faster": 1, "tied": 0, "both missed": 0}
 
+
+@pytest.mark.parametrize("args, want", [((8.49, 4.89, 18.5), "8 [4, 19]"),
+                                        ((0.7, 0.65, 0.75), "0.70 [0.65, 0.75]"),
+                                        ((2.0, 1.0, 2.0), "2.0 [1.0, 2.0]"),
+                                        ((5.0, 4.0, None), "5.0 [4.0, inf]"),
+                                        ((-0.004, -0.01, 0.03), "0.00 [-0.01, 0.03]")])
+def test_interval_ends_round_outward_and_the_median_to_nearest(args, want):
+    assert LT.fmt(*args) == want
+
+
+# ------------------------------------------------------------------ the rate search
 
 def test_the_grid_search_scores_every_rate_and_widens_until_the_winner_is_inside(monkeypatch):
     # a fake score with its minimum 9 half-octaves above the guess (outside the first grid),
     # and a tie with the rate above it: the smaller rate wins
-    best = L._guess("sgd", "1", 16) + 9
+    best = LS.guess("sgd", "1", 16) + 9
 
     def total(arm, lr, seeds, bound):
         k = round(2 * math.log2(lr))
         score = 10 + abs(k - best) - (k == best + 1)
         return score if score <= bound else None
-    monkeypatch.setattr(L, "_total_steps", total)
-    arm = L._tune(("sgd", "fixed", "1", 16), (0,), None)
+    monkeypatch.setattr(LS, "total_steps", total)
+    arm = LS.sweep([("sgd", "fixed", "1", 16)], (0,))["arms"]["sgd fixed 1 16"]
     ks = [round(2 * math.log2(lr)) for lr in arm["grid"]]
     assert ks == list(range(ks[0], ks[-1] + 1)) and len(arm["totals"]) == len(ks)
-    assert ks[0] < best < ks[-1] and arm["lr"] == L._rate(best)  # inside, the tie to the smaller
+    assert ks[0] < best < ks[-1] and arm["lr"] == LS.rate(best)  # inside, the tie to the smaller
 
 
 def test_the_scales_are_the_library_s_scale_choices():
-    assert sorted(L.SCALES) == sorted(stats.SCALE_CHOICES) and L.SCALES[0] == "1/sqrt(d_k)"
+    assert sorted(LM.SCALES) == sorted(stats.SCALE_CHOICES) and LM.SCALES[0] == "1/sqrt(d_k)"
 
 
 def test_the_rate_ladder_is_exact():
-    assert [L._rate(k) for k in (-3, -2, 0, 1, 4)] == [
+    assert [LS.rate(k) for k in (-3, -2, 0, 1, 4)] == [
         math.sqrt(2.0) / 4, 0.5, 1.0, math.sqrt(2.0), 4.0]
+
+
+ARM = ("sgd", "fixed", "1/sqrt(d_k)", 16)  # a cheap arm of the stored sweep
+
+
+def stored_totals(arm):
+    entry = LS.load(LS.RATES_FILE)["arms"][LS.arm_key(arm)]
+    return entry, {float(lr): total for lr, total in entry["totals"].items()}
+
+
+def test_the_stored_totals_around_the_winner_are_what_the_code_computes():
+    # recomputed from the training code: the winner's total, and each neighbour's (a number,
+    # or a cut-short '>N', which must exceed N when scored without a bound)
+    entry, totals = stored_totals(ARM)
+    k = round(2 * math.log2(entry["lr"]))
+    for lr in (LS.rate(k - 1), LS.rate(k), LS.rate(k + 1)):
+        total = LS.total_steps(ARM, lr, LS.TUNING_SEEDS, math.inf)
+        if isinstance(totals[lr], int):
+            assert total == totals[lr], lr
+        else:
+            assert total > int(totals[lr][1:]), lr
+    assert totals[entry["lr"]] == entry["total_steps"]
+    best = entry["total_steps"]  # a total equal to the bound is kept, one above it is cut
+    assert LS.total_steps(ARM, entry["lr"], LS.TUNING_SEEDS, best) == best
+    assert LS.total_steps(ARM, entry["lr"], LS.TUNING_SEEDS, best - 1) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arm", [ARM, ("adam", "pointer", "1", 64)], ids=LS.arm_key)
+def test_a_sweep_of_one_arm_reproduces_its_stored_entry(arm):
+    assert LS.sweep([arm])["arms"][LS.arm_key(arm)] == stored_totals(arm)[0]
+
+
+# ------------------------------------------ every kind of record, from the code alone
+
+SMALL = LS.Plan(scales=("1/sqrt(d_k)", "1"), optimizers=("sgd", "adam"), d_ks=(16,),
+                seeds=(100, 101), logits=True, perturb=2, long=True, summation=True,
+                per_question=True, max_steps=12, late=8)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return LS.measure(SMALL)
+
+
+def direct(spec, **changes):
+    """The run of a record, trained here: train() with the record's arguments."""
+    fields = {**spec, **changes}
+    return LM.train(fields["seed"], fields["d_k"], scale=fields["scale"],
+                    optimizer=fields["optimizer"], lr=fields["lr"],
+                    readout=fields.get("readout", "fixed"),
+                    max_steps=fields.get("max_steps", SMALL.max_steps),
+                    init_factor=fields.get("init_factor", 1.0),
+                    summation=fields.get("summation", "fsum"), late=fields.get("late", 0))
+
+
+def test_the_small_plan_runs_every_arm_at_its_tuned_rate_with_the_short_cap(small):
+    arms = [(o, s, 16, seed) for o in SMALL.optimizers for s in SMALL.scales
+            for seed in SMALL.seeds]
+    assert [(r["optimizer"], r["scale"], r["d_k"], r["seed"]) for r in small["runs"]] == arms
+    for r in small["runs"]:
+        assert r["lr"] == LS.tuned_rate(r["optimizer"], r["scale"], 16)
+        assert r["steps"] == direct(r).steps_to_target
+    assert any(r["steps"] is None for r in small["runs"])  # the cap of 12 bites
+
+
+def exact_logits(task, params, c):
+    """The Logits the slow way: exact Fraction dot products, statistics.median."""
+    W_Q, W_K = ([[Fraction(w) for w in row] for row in W] for W in params)
+
+    def project(x, W):
+        return [sum(Fraction(a) * w for a, w in zip(x, column)) for column in zip(*W)]
+    matched, spread, cos = [], [], []
+    for e in task.held_out:
+        q, K = project(e.x_q, W_Q), [project(x, W_K) for x in e.X]
+        s = [float(sum(a * b for a, b in zip(q, k))) for k in K]
+        others = [v for j, v in enumerate(s) if j != e.j_star]
+        matched.append(s[e.j_star])
+        spread.append(c * statistics.pstdev(others))
+        norms = [math.sqrt(float(sum(a * a for a in v))) for v in (q, K[e.j_star])]
+        cos.append(s[e.j_star] / (norms[0] * norms[1]))
+    m = statistics.median(matched)
+    return [m, c * m, statistics.median(spread), statistics.median(cos)]
+
+
+def test_the_logit_records_are_the_logits_of_the_trained_weights(small):
+    records = [r for r in small["logits"] if r["seed"] == 100 and r["optimizer"] == "sgd"]
+    assert [(r["scale"], r["at"]) for r in records] == [("1/sqrt(d_k)", "target"),
+                                                       ("1/sqrt(d_k)", "late"), ("1", "late")]
+    for r in records:
+        run = direct({**r, "lr": LS.tuned_rate("sgd", r["scale"], 16)}, late=SMALL.late)
+        params = run.at_target if r["at"] == "target" else run.at_late
+        want = exact_logits(LM.make_task(100), params, stats.scale_factor(r["scale"], 16))
+        assert r["step"] == (run.steps_to_target if r["at"] == "target" else SMALL.late)
+        assert_close([r[f] for f in LS.Logits._fields], want, rel=1e-12)
+
+
+def test_the_perturbed_naive_and_intervention_records_are_their_own_runs(small):
+    for k in ("1", "2"):
+        for r in small["perturbed"][k]:
+            assert r["steps"] == direct(r, init_factor=1 + int(k) * 2.0 ** -52).steps_to_target
+    for r in small["naive"]:
+        assert r["steps"] == direct(r, summation="naive").steps_to_target
+    assert [(r["optimizer"], r["scale"]) for r in small["per_question"][::2]] == [
+        (LM.PER_QUESTION, "1/sqrt(d_k)"), (LM.PER_QUESTION, "1")]
+    for r in small["per_question"]:
+        assert r["lr"] == LS.tuned_rate(LM.PER_QUESTION, r["scale"], 16)
+        assert r["steps"] == direct(r).steps_to_target
+
+
+def test_the_long_records_are_the_misses_run_again_to_the_long_cap(small):
+    misses = [r for r in small["runs"] if r["steps"] is None]
+    assert [{**r, "steps": None} for r in small["long"]] == misses
+    for r in small["long"]:
+        assert r["steps"] == direct(r, max_steps=LS.LONG).steps_to_target
+
+
+def test_the_pointer_and_diagnostics_records_are_their_own_computations(small):
+    for r in small["pointer"]:
+        lr = LS.tuned_rate("sgd", r["scale"], 16, "pointer")
+        assert r["lr"] == lr and r["steps"] == direct(r, readout="pointer").steps_to_target
+    d = small["diagnostics"][0]
+    task, params = LM.make_task(d["seed"]), LM.initial_weights(d["seed"], 16)
+    c = stats.scale_factor(d["scale"], 16)
+    logits, largest = [], []
+    for e in task.held_out:  # the library's own forward pass
+        steps = attention_steps(matmul([e.x_q], params[0]), matmul(e.X, params[1]),
+                                one_hot_values(e), scale=c)
+        logits += steps.scaled_scores[0]
+        largest.append(max(steps.weights[0]))
+    assert_close([d["logit_std"], d["largest_weight"]],
+                 [statistics.pstdev(logits), statistics.median(largest)], rel=1e-12)
+
+
+def test_the_transfer_and_mup_records_run_the_smallest_d_k_s_rate():
+    plan = LS.Plan(("1/d_k",), ("sgd",), (16, 64), (100, 101), transfer=True, max_steps=20)
+    out = LS.measure(plan)
+    lr = LS.tuned_rate("sgd", "1/d_k", 16)
+    assert [r["lr"] for r in out["transfer"]] == [lr, lr]
+    assert [r["lr"] for r in out["mup"]] == [lr * 4, lr * 4]  # muP's rule: d_k / 16
+    for r in out["transfer"] + out["mup"]:
+        assert r["d_k"] == 64 and r["steps"] == direct(r, max_steps=20).steps_to_target
+
+
+def test_the_records_are_the_same_for_every_number_of_jobs(small):
+    assert LS.measure(SMALL, jobs=2) == small
+
+
+def test_the_progress_estimate_counts_every_item():
+    heard = []
+    assert LS.run_all(abs, [-1, 2, -3], progress=heard.append, label="x") == [1, 2, 3]
+    assert [h.split(",")[0] for h in heard] == ["x: 1 of 3 done", "x: 2 of 3 done",
+                                                "x: 3 of 3 done"]
+    assert heard[-1].endswith("about 0 s left")
 
 
 # ------------------------------------------------- the committed rates and records
 
 def test_stored_rates_are_a_full_grid_search_with_every_winner_inside_its_grid():
-    stored = L._load(L.RATES_FILE)
-    assert stored["seeds"] == list(L.TUNING_SEEDS) and stored["rule"] == L.SWEEP_RULE
-    assert not set(stored["seeds"]) & set(L.HELD_OUT_SEEDS)  # tuned and judged apart
-    assert sorted(stored["arms"]) == sorted(L._arm_key(*arm) for arm in L._default_arms())
+    stored = LS.load(LS.RATES_FILE)
+    assert stored["seeds"] == list(LS.TUNING_SEEDS) and stored["rule"] == LS.SWEEP_RULE
+    assert not set(stored["seeds"]) & set(LS.HELD_OUT_SEEDS)  # tuned and judged apart
+    assert sorted(stored["arms"]) == sorted(map(LS.arm_key, LS.default_arms()))
     for key, arm in stored["arms"].items():
         grid = arm["grid"]
         assert sorted(arm["totals"], key=float) == [repr(lr) for lr in grid], key  # all scored
@@ -571,176 +676,359 @@ def test_stored_rates_are_a_full_grid_search_with_every_winner_inside_its_grid()
                    if not isinstance(t, int)), key
 
 
-def test_the_committed_records_follow_the_schema_and_the_committed_rates():
-    results = L._load(L.RESULTS_FILE)
+@pytest.fixture(scope="module")
+def committed():
+    return LS.load(LS.RESULTS_FILE)
+
+
+def test_the_committed_records_follow_the_schema_and_the_committed_rates(committed):
     keys = ["d_k", "lr", "optimizer", "scale", "seed", "steps"]
-    runs = results["runs"] + results["transfer"] + results["pointer"] + results["long"] + [
-        r for records in results["perturbed"].values() for r in records]
+    lists = ("runs", "transfer", "mup", "pointer", "naive", "per_question", "long")
+    runs = [r for name in lists for r in committed[name]] + [
+        r for records in committed["perturbed"].values() for r in records]
     assert all(sorted(r) == keys for r in runs)
-    assert len(results["runs"]) == len(L.OPTIMIZERS) * len(L.SCALES) * len(L.D_KS) * 10
-    for r in results["runs"]:
-        assert r["lr"] == L.tuned_rate(r["optimizer"], r["scale"], r["d_k"])
-    assert results["settings"]["seeds"] == list(L.HELD_OUT_SEEDS)
-    assert sorted(results["perturbed"]) == [str(k) for k in L.PERTURBATIONS]
+    assert len(committed["runs"]) == len(LM.OPTIMIZERS) * len(LM.SCALES) * len(LS.D_KS) * 10
+    for r in committed["runs"]:
+        assert r["lr"] == LS.tuned_rate(r["optimizer"], r["scale"], r["d_k"])
+    assert committed["settings"]["seeds"] == list(LS.HELD_OUT_SEEDS)
+    assert sorted(committed["perturbed"]) == [str(k) for k in LS.PERTURBATIONS]
 
 
-@pytest.mark.parametrize("optimizer", L.OPTIMIZERS)
-def test_the_committed_records_are_what_the_code_computes_at_d_k_16(optimizer):
-    committed = [r for r in L._load(L.RESULTS_FILE)["runs"]
-                 if (r["optimizer"], r["scale"], r["d_k"]) == (optimizer, "1/sqrt(d_k)", 16)]
-    assert committed[:3] == L.steps_to_target(optimizer, "1/sqrt(d_k)", 16, committed[0]["lr"],
-                                              L.HELD_OUT_SEEDS[:3])
+@pytest.mark.parametrize("optimizer", LM.OPTIMIZERS)
+def test_the_committed_records_are_what_the_code_computes_at_d_k_16(committed, optimizer):
+    want = [r for r in committed["runs"]
+            if (r["optimizer"], r["scale"], r["d_k"]) == (optimizer, "1/sqrt(d_k)", 16)]
+    assert want[:3] == LS.steps_to_target(optimizer, "1/sqrt(d_k)", 16, want[0]["lr"],
+                                          LS.HELD_OUT_SEEDS[:3])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("d_k", L.D_KS, ids=lambda d: f"d_k={d}")
-def test_the_committed_records_are_what_the_code_computes_for_every_fast_arm(d_k):
-    committed = L._groups(L._load(L.RESULTS_FILE)["runs"])
-    for (optimizer, scale, d), records in committed.items():
-        if d == d_k and scale != "1":
-            assert records == L.steps_to_target(optimizer, scale, d, records[0]["lr"])
+@pytest.mark.parametrize("d_k", LS.D_KS, ids=lambda d: f"d_k={d}")
+def test_the_committed_records_are_what_the_code_computes_for_every_fast_arm(committed, d_k):
+    for o in LM.OPTIMIZERS:
+        for s in ("1/sqrt(d_k)", "1/d_k", "1/ln(d_k)"):
+            want = [r for r in committed["runs"] if (r["optimizer"], r["scale"], r["d_k"]) ==
+                    (o, s, d_k)]
+            assert want == LS.steps_to_target(o, s, d_k, want[0]["lr"])
 
 
-def test_the_docs_data_is_json_and_every_median_has_an_interval():
-    data = L.docs_data()
-    assert json.loads(json.dumps(data, allow_nan=False)) == data
-    for row in data["table"]:
-        low, high = row["published"]
-        assert row["n"] == 10 and (row["median"] is None or
-                                   (low or 0) <= row["median"] <= (high or math.inf))
+CELL = ("sgd", "1", 64)  # a rounding-sensitive cell: its interval comes from the perturbations
 
 
-def test_the_figure_plots_every_published_median_and_interval():
-    import xml.etree.ElementTree as ET
-    data = L.docs_data()
-    svg = ET.fromstring(L.figure(data))
-    groups = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("data-label")]
-    assert len(groups) == len(L.SCALES) * len(L.OPTIMIZERS)
-    plotted = {g.get("data-label"): [(float(p.get("data-x")), float(p.get("data-y")),
-                                      float(p.get("data-low")), float(p.get("data-high")))
-                                     for p in g if p.get("data-x")] for g in groups}
-    for row in data["table"]:
-        label = f"{row['scale']}, {L._name(row['optimizer'])}"
-        low, high = (L.MISS if v is None else v for v in row["published"])
-        assert (row["d_k"], row["median"] or L.MISS, low, high) in plotted[label]
+@pytest.mark.slow
+def test_a_published_cell_is_regenerated_from_the_code(committed):
+    plan = LS.PUBLISHED._replace(scales=(CELL[1],), optimizers=(CELL[0],), d_ks=(CELL[2],),
+                                 transfer=False, per_question=False)
+    out = LS.measure(plan, jobs=2)
+    for name in ("runs", "logits", "naive", "long"):
+        assert out[name] == [r for r in committed[name] if (
+            r["optimizer"], r["scale"], r["d_k"]) == CELL], name
+    for k, records in out["perturbed"].items():
+        assert records == [r for r in committed["perturbed"][k] if (
+            r["optimizer"], r["scale"], r["d_k"]) == CELL], k
+    assert LT.tables(out)["table"][0] == LT.row_of(L.docs_data()["table"], *CELL)
 
 
-def test_the_markdown_blocks_the_docs_need_exist_with_the_interview_headings(data):
-    blocks = L.markdown_blocks(data)
-    assert {"learning-table", "learning-answers", "learning-diagnostics",
-            "learning-pointer"} <= set(blocks)
-    headings = [line for line in blocks["learning-answers"].splitlines()
-                if line.startswith("### ")]
-    assert headings == ["### Why not 1/d_k?", "### What happens to q · k after training?",
-                        "### Does the learning rate carry over when d_k changes?",
-                        "### Isn't unscaled just a different initialisation?"]
-    table = blocks["learning-table"].splitlines()
-    assert len([line for line in table if line.startswith("| ")]) == 1 + 8  # header, rows
-
-
-# ------------------------------------- the sentences of the prose, against the records
-# README.md, docs/interview.md and docs/experiments.md say these in words; the numbers
-# beside them are generated, the words are checked here.
+# ----------------------------------------------------------------- the tables
 
 @pytest.fixture(scope="module")
 def data():
     return L.docs_data()
 
 
-def row(data, optimizer, scale, d_k):
-    return L._row(data["table"], optimizer, scale, d_k)
+def test_every_published_interval_is_the_hull_of_the_seeds_and_the_perturbations(data):
+    # recomputed here from the steps: the 2nd and 9th of ten sorted values (a miss above
+    # every number), and statistics.median of each perturbed run's steps
+    committed = LS.load(LS.RESULTS_FILE)
+    for row in data["table"]:
+        arm = (row["optimizer"], row["scale"], row["d_k"])
+        ranked = sorted(math.inf if s is None else s for s in row["steps"])
+        medians = [statistics.median(sorted(math.inf if r["steps"] is None else r["steps"]
+                                            for r in records if (r["optimizer"], r["scale"],
+                                                                 r["d_k"]) == arm))
+                   for records in committed["perturbed"].values()]
+        low, high = min([ranked[1]] + medians), max([ranked[8]] + medians)
+        assert row["published"] == [None if v == math.inf else v for v in (low, high)], arm
 
 
-def test_the_paper_s_scale_and_mup_s_learn_in_a_handful_of_steps_at_every_d_k(data):
-    for optimizer in L.OPTIMIZERS:
-        for scale in ("1/sqrt(d_k)", "1/d_k"):
-            for d_k in L.D_KS:
-                r = row(data, optimizer, scale, d_k)
-                assert r["misses"] == 0 and r["median"] <= 8, (optimizer, scale, d_k)
+def test_the_docs_data_is_json(data):
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
 
 
-def test_the_scales_whose_initial_logits_spread_with_d_k_slow_down_unscaled_most(data):
-    for optimizer in L.OPTIMIZERS:
-        for scale in ("1/ln(d_k)", "1"):
-            medians = [row(data, optimizer, scale, d_k)["median"] for d_k in L.D_KS]
-            assert medians == sorted(medians) and medians[0] < medians[-1], (optimizer, scale)
-        assert (row(data, optimizer, "1", L.D_KS[-1])["median"]
-                > row(data, optimizer, "1/ln(d_k)", L.D_KS[-1])["median"])
-    unscaled = [p for p in data["paired"] if p["scale"] == "1"]
-    assert len(unscaled) == 6 and all(p["slower"] == 10 for p in unscaled)
+def test_the_figure_plots_every_published_median_and_interval(data):
+    import xml.etree.ElementTree as ET
+    svg = ET.fromstring(L.figure(data))
+    groups = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("data-label")]
+    assert len(groups) == len(LM.SCALES) * len(LM.OPTIMIZERS)
+    plotted = {g.get("data-label"): [(float(p.get("data-x")), float(p.get("data-y")),
+                                      float(p.get("data-low")), float(p.get("data-high")))
+                                     for p in g if p.get("data-x")] for g in groups}
+    for row in data["table"]:
+        label = f"{row['scale']}, {LT.NAMES[row['optimizer']]}"
+        low, high = (LS.MISS if v is None else v for v in row["published"])
+        assert (row["d_k"], row["median"] or LS.MISS, low, high) in plotted[label]
 
 
-def test_only_the_unscaled_arm_is_rounding_sensitive(data):
-    for r in data["table"]:
-        assert (r["seeds_changed"] > 0) == (r["scale"] == "1" and (
-            r["optimizer"] == "adam" or r["d_k"] > 16)), r
-    sgd = row(data, "sgd", "1", 256)
-    assert sgd["seeds_changed"] == 10 and len(set([sgd["median"]] + sgd["perturbed_medians"])) > 1
+def test_the_markdown_tables_have_a_row_per_arm(data):
+    blocks = L.markdown_blocks(data)
+    rows = [line for line in blocks["learning-table"].splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + len(LM.OPTIMIZERS) * len(LM.SCALES)  # the header, then the arms
+    assert blocks["learning-table"].count("*") == sum(bool(r["seeds_changed"])
+                                                      for r in data["table"])
+    full = blocks["learning-full"].splitlines()
+    assert len(full) == 2 + len(data["table"])
 
 
-def test_a_miss_of_the_long_runs_is_itself_a_matter_of_rounding(data):
-    stuck = [(r, p) for r in data["long"] for steps, p in zip(r["steps"], r["perturbed"])
-             if steps is None]
-    assert stuck and all(any(s is not None for s in p) for _, p in stuck)
+def test_the_values_name_only_numbers_the_data_holds(data):
+    values = L.markdown_values(data)
+    assert values["learning.seeds"] == "100-109" and values["learning.coverage"] == "97.9%"
+    assert values["learning.lr.sgd.inv"] == ", ".join(
+        LT.fmt_rate(LT.row_of(data["table"], "sgd", "1/d_k", d)["lr"]) for d in LS.D_KS)
+    assert values["learning.lr.sgd.inv"].endswith("45.25")
+    for d_k in LS.D_KS:  # a star for each rounding-sensitive cell
+        row = LT.row_of(data["table"], "adam", "1", d_k)
+        assert values[f"learning.steps.adam.one.{d_k}"].endswith("*") == bool(
+            row["seeds_changed"])
 
 
-def test_which_rate_carries_over_depends_on_the_optimizer(data):
-    def transfer(optimizer, scale, d_k):
-        t = next(t for t in data["transfer"] if (t["optimizer"], t["scale"], t["d_k"]) ==
-                 (optimizer, scale, d_k))
-        return t["carried"][0], t["tuned"][1], t["tuned"][2]
-    for optimizer, scale in (("adam", "1/d_k"), ("sgd", "1/sqrt(d_k)")):  # carries over
-        for d_k in L.D_KS[1:]:
-            carried, low, high = transfer(optimizer, scale, d_k)
-            assert low <= carried <= high, (optimizer, scale, d_k)
-    for optimizer, scale in (("adam", "1/sqrt(d_k)"), ("sgd", "1/d_k")):  # does not
-        carried, low, high = transfer(optimizer, scale, L.D_KS[-1])
-        assert carried > high, (optimizer, scale)
+MARKED = ("README.md", "docs/experiments.md", "docs/interview.md")
 
 
-def exponent(data, optimizer, scale, quantity, at="target"):
-    return next(e["exponent"] for e in data["exponents"] if (
-        e["optimizer"], e["scale"], e["at"], e["quantity"]) == (optimizer, scale, at, quantity))
+@pytest.mark.parametrize("relative", MARKED)
+def test_every_learning_marker_in_the_docs_holds_what_the_code_generates(data, relative):
+    # what scripts/build.py writes, for this experiment's markers: a change to a table or a
+    # value that the docs do not follow fails here, not only in build.py --check
+    import re
+    with open(os.path.join(ROOT, relative), encoding="utf-8") as f:
+        text = f.read()
+    values, blocks = L.markdown_values(data), L.markdown_blocks(data)
+    found = re.findall(r"<!--v:(learning\.[\w.-]+)-->(.*?)<!--/v-->", text)
+    for name, value in found:
+        assert values[name] == value, name
+    tables = re.findall(r"<!--begin:(learning-[\w-]+)-->\n(.*?)\n<!--end:\1-->", text, re.S)
+    for name, block in tables:
+        assert blocks[name] == block, name
+    assert found or tables
 
 
-def test_after_training_the_scaled_logit_does_not_grow_with_d_k(data):
-    for optimizer in L.OPTIMIZERS:
-        _, low, high = exponent(data, optimizer, "1/sqrt(d_k)", "scaled")
-        assert low <= 0.0 <= high  # "its exponent is near 0"
-        _, low, high = exponent(data, optimizer, "1/sqrt(d_k)", "matched")
-        assert low <= 0.5 <= high  # "the raw q . k* grows like sqrt(d_k)"
-        assert exponent(data, optimizer, "1/d_k", "scaled")[2] < 0.0  # "falls somewhat"
-        _, low, high = exponent(data, optimizer, "1/d_k", "matched")
-        assert 0.5 < low and high < 1.0  # "a little slower than d_k"
-        _, low, high = exponent(data, optimizer, "1/d_k", "cos")
-        assert low <= 0.0 <= high  # aligned equally at every d_k
-        assert exponent(data, optimizer, "1/sqrt(d_k)", "cos")[2] < 0.0  # less as d_k grows
+def test_the_transfer_table_shows_each_rate_with_its_steps(data):
+    # recomputed from the records: the carried rate is d_k = 16's, muP's SGD rule times d_k/16
+    committed = LS.load(LS.RESULTS_FILE)
+    rows = L.markdown_blocks(data)["learning-transfer"].splitlines()[2:]
+    cells = {tuple(row.split(" | ")[:3]): row.split(" | ")[3:] for row in rows}
+    sgd = cells["| SGD", "1/d_k", "256"]
+    want = sorted(r["steps"] for r in committed["mup"] if r["d_k"] == 256)
+    assert sgd[2].startswith("64: ") and f"{statistics.median(want):g} [" in sgd[2]
+    assert sgd[1].startswith("4: 42 [") and cells["| SGD", "1", "64"][2] == "- |"
+    adam = cells["| Adam", "1/d_k", "64"]
+    assert adam[1] == adam[2][:-2] and adam[1].startswith("0.1768: ")  # Adam: unchanged
 
 
-def test_training_keeps_growing_the_logits_after_90_percent_more_under_adam(data):
-    def scaled(optimizer, scale, d_k, at):
-        return next(r["scaled"][0] for r in data["logits"] if (
-            r["optimizer"], r["scale"], r["d_k"], r["at"]) == (optimizer, scale, d_k, at))
-    for scale in ("1/sqrt(d_k)", "1/d_k", "1/ln(d_k)"):
-        for d_k in L.D_KS:
-            for optimizer in L.OPTIMIZERS:
-                assert scaled(optimizer, scale, d_k, "late") > scaled(optimizer, scale, d_k,
-                                                                      "target")
-            assert scaled("adam", scale, d_k, "late") > scaled("sgd", scale, d_k, "late")
+def test_the_seeds_that_change_are_counted_from_the_perturbed_records(data):
+    committed = LS.load(LS.RESULTS_FILE)
+    for row in data["table"]:
+        arm = (row["optimizer"], row["scale"], row["d_k"])
+        runs = [[r["steps"] for r in records if (r["optimizer"], r["scale"], r["d_k"]) == arm]
+                for records in [committed["runs"]] + list(committed["perturbed"].values())]
+        changed = sum(len(set(per_seed)) > 1 for per_seed in zip(*runs))
+        misses = sum(steps.count(None) for steps in runs[1:])
+        assert (row["seeds_changed"], row["perturbed_misses"]) == (changed, misses), arm
 
 
-def test_the_pointer_control_stays_near_one_while_the_fixed_readout_grows(data):
-    fixed = [p["fixed"]["ratio"]["median"] for p in data["pointer"]]
-    assert fixed == sorted(fixed) and fixed[0] > 1
-    assert all(p["pointer"]["ratio"]["high"] <= 2.0 for p in data["pointer"])
+# ------------------------------------------------------------------- the command line
+
+@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "11"], ["--optimizer", "rmsprop"],
+                                  ["--dk", "1"], ["--scales", "1/d"], ["--perturb", "8"],
+                                  ["--jobs", "0"], ["--publish", "--dk", "16"],
+                                  ["--publish", "--scales", "1"],
+                                  ["--publish", "--optimizer", "sgd"]],
+                         ids=["no seeds", "too many seeds", "optimizer", "d_k 1", "scale name",
+                              "perturbations", "no jobs", "publish at another d_k",
+                              "publish one scale", "publish one optimizer"])
+def test_the_command_line_rejects_bad_options(argv):
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(argv)
+    assert exit_info.value.code == 2
 
 
-def test_at_initialisation_unscaled_saturates_and_1_over_d_k_starts_near_uniform(data):
-    def diag(scale, field):
-        return next(r[field] for r in data["diagnostics"] if (r["scale"], r["d_k"]) ==
-                    (scale, L.D_KS[-1]))
-    assert diag("1", "largest_weight")[0] > 0.99
-    assert diag("1", "gradient")[0] < diag("1/sqrt(d_k)", "gradient")[0] / 10
-    assert diag("1/d_k", "largest_weight")[2] < 0.15  # uniform: 1/8
-    assert diag("1/d_k", "gradient")[0] > diag("1/sqrt(d_k)", "gradient")[0] / 2
-    assert diag("1", "tail_share")[1] > 0.3  # 0.1 if every question weighed the same
+def test_the_help_text_names_what_the_default_prints_and_what_needs_more(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal width
+    assert exit_info.value.code == 0 and "first 90% and after step" in out and "%%" not in out
+    assert "(for example --scales all), also the pointer-loss control" in out
+
+
+def test_the_default_scales_print_no_pointer_control_and_all_scales_do(capsys):
+    L.main(["--dk", "16", "--seeds", "1", "--optimizer", "sgd"])
+    assert "== pointer-loss control" not in capsys.readouterr().out
+    L.main(["--dk", "16", "--seeds", "1", "--scales", "all", "--optimizer", "sgd"])
+    assert "== pointer-loss control" in capsys.readouterr().out
+
+
+def test_json_records_have_exactly_the_schema_and_null_for_a_miss(tmp_path):
+    path = tmp_path / "runs.json"
+    L.main(["--dk", "16", "--seeds", "2", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd",
+            "--json", str(path)])
+    records = json.loads(path.read_text())
+    assert [sorted(r) for r in records] == [sorted(["optimizer", "scale", "d_k", "seed", "lr",
+                                                    "steps"])] * 2
+    assert [r["seed"] for r in records] == [100, 101] and all(r["steps"] for r in records)
+    miss = LS.steps_to_target("sgd", "1", 256, 0.01, [100], max_steps=2)
+    assert json.dumps(miss[0]["steps"]) == "null"
+
+
+def test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(["--dk", "32"])
+    assert exit_info.value.code == 2
+    assert "no tuned rate for 'sgd fixed 1/sqrt(d_k) 32'" in capsys.readouterr().err
+
+
+def test_a_partial_sweep_refuses_to_replace_the_committed_rates(capsys):
+    with open(LS.RATES_FILE, "rb") as f:
+        before = f.read()
+    with pytest.raises(SystemExit):
+        L.main(["--sweep", "--dk", "32"])
+    assert "--rates PATH" in capsys.readouterr().err
+    with open(LS.RATES_FILE, "rb") as f:
+        assert f.read() == before
+
+
+def test_the_plain_sweep_says_which_file_it_overwrites_and_redoes_the_committed_arms(
+        monkeypatch, capsys):
+    class Stop(Exception):
+        pass
+    seen = []
+
+    def fake_sweep(arms, seeds, jobs, progress):
+        seen.append((list(arms), tuple(seeds), jobs))
+        raise Stop  # before anything is written
+    monkeypatch.setattr(L, "sweep", fake_sweep)
+    with pytest.raises(Stop):
+        L.main(["--sweep", "--jobs", "2"])
+    assert seen == [(LS.default_arms(), LS.TUNING_SEEDS, 2)]
+    assert sorted(LS.load(LS.RATES_FILE)["arms"]) == sorted(map(LS.arm_key, seen[0][0]))
+    assert "will overwrite experiments/tuned_rates.json (committed" in capsys.readouterr().err
+
+
+class Terminal(io.StringIO):
+    """stderr as a terminal: progress redraws one line."""
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("tty", [False, True], ids=["a log", "a terminal"])
+def test_publish_announces_its_file_shows_progress_and_writes_the_records(monkeypatch, tmp_path,
+                                                                          tty):
+    now = [0.0]  # the clock, moved by the fake measurement below
+    monkeypatch.setattr(L.time, "monotonic", lambda: now[0])
+    stderr = Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    path = tmp_path / "results.json"
+    monkeypatch.setattr(L, "RESULTS_FILE", str(path))
+    records = LS.measure(LS.Plan(("1/sqrt(d_k)",), ("sgd",), (16,), (100,)))
+
+    def fake_measure(plan, jobs, progress):
+        assert plan == LS.PUBLISHED and jobs == 2
+        for k, t in enumerate([3.0, 11.0, 15.0, 25.0]):
+            now[0] = t
+            progress(f"runs: {k + 1} of 4 done")
+        now[0] = 30.0
+        return records
+    monkeypatch.setattr(L, "measure", fake_measure)
+    assert L.main(["--publish", "--jobs", "2"]) == 0
+    lines = stderr.getvalue()
+    shown = os.path.relpath(str(path))  # the committed file is named from the working folder
+    assert lines.startswith(f"--publish: will overwrite {shown} (committed in the repository)")
+    if tty:  # every call redraws the line, then the line is cleared
+        assert lines.count("\r[") == 4 and "\r[    25 s] runs: 4 of 4 done" in lines
+    else:  # a line every 10 s: at 11 and at 25 (3 and 15 are too soon)
+        assert lines.splitlines()[1:3] == ["[    11 s] runs: 2 of 4 done",
+                                           "[    25 s] runs: 4 of 4 done"]
+    assert lines.endswith("wall 30.0 s, jobs 2 (Python %s)\n" % sys.version.split()[0])
+    assert json.loads(path.read_text()) == records
+
+
+@pytest.mark.slow
+def test_a_sweep_at_another_d_k_goes_to_its_own_file_and_the_run_reads_it(tmp_path, capsys):
+    path = str(tmp_path / "rates.json")
+    common = ["--dk", "32", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd", "--rates", path]
+    L.main(["--sweep"] + common)
+    arms = LS.load(path)["arms"]
+    assert sorted(arms) == ["sgd fixed 1/sqrt(d_k) 32", "sgd pointer 1/sqrt(d_k) 32"]
+    printed = capsys.readouterr().out.splitlines()  # a header, then each arm's rate and total
+    assert printed[0].split() == ["arm", "lr", "total", "steps"]
+    assert [line.split()[-2:] for line in printed[1:]] == [
+        [LT.fmt_rate(arm["lr"]), str(arm["total_steps"])] for arm in arms.values()]
+    L.main(common + ["--seeds", "2"])
+    assert "1/sqrt(d_k)  32" in capsys.readouterr().out
+
+
+def test_the_diagnostics_follow_the_readout(capsys):
+    L.main(["--dk", "16", "--seeds", "1", "--scales", "1/sqrt(d_k)", "--optimizer", "sgd",
+            "--readout", "pointer"])
+    out = capsys.readouterr().out
+    pointer = LS.seed_diagnostics(100, 16, "1/sqrt(d_k)", "pointer")
+    fixed = LS.seed_diagnostics(100, 16, "1/sqrt(d_k)", "fixed")
+    assert pointer.gradient != fixed.gradient  # so the printed value tells them apart
+    assert "pointer readout" in out
+    assert LT.fmt(*[pointer.gradient] * 3) in out and LT.fmt(*[fixed.gradient] * 3) not in out
+
+
+@pytest.mark.parametrize("where", [ROOT, EXPERIMENTS], ids=["from the root", "from experiments/"])
+def test_the_program_runs_as_documented_from_the_root_and_from_its_folder(where):
+    script = os.path.relpath(os.path.join(EXPERIMENTS, "learning.py"), where)
+    help_text = subprocess.run([sys.executable, script, "--help"], cwd=where,
+                               capture_output=True, text=True)
+    run = subprocess.run([sys.executable, script, "--dk", "16", "--seeds", "1", "--optimizer",
+                          "sgd"], cwd=where, capture_output=True, text=True)
+    assert help_text.returncode == run.returncode == 0, help_text.stderr + run.stderr
+    assert "usage: python3 experiments/learning.py" in help_text.stdout
+    assert "== steps to 90%" in run.stdout and "CPU time" in run.stderr
+
+
+# ------------------------------------------------------------------------ the sources
+
+def imports(path):
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    return tree, [(node.module, alias.name) for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) for alias in node.names]
+
+
+def test_the_experiment_imports_only_public_names():
+    import figures  # scripts/figures.py, which draws the figure
+    modules = {"attention": attention, "softmax": softmax, "stats": stats, "figures": figures,
+               "learning_model": LM, "learning_measure": LS, "learning_tables": LT}
+    for path in SOURCES:
+        for module, name in imports(path)[1]:
+            if module != "typing" and module in modules:
+                assert name in modules[module].__all__, (path, module, name)
+    for module in (LM, LS, LT, L):  # every public name exists
+        assert all(hasattr(module, name) for name in module.__all__), module
+
+
+def test_no_test_oracle_and_no_path_edit_outside_the_main_guard():
+    for path in SOURCES:
+        tree, names = imports(path)
+        assert ("attention", "attention_backward") not in names, path  # the oracle is here
+        for node in tree.body:  # module level: sys.path only under `if __name__ == ...`
+            guarded = isinstance(node, ast.If) and "__main__" in ast.dump(node.test)
+            assert guarded or "sys.path" not in ast.unparse(node), path
+
+
+def test_files_and_functions_stay_small():
+    for path in SOURCES:
+        text = open(path, encoding="utf-8").read()
+        assert len(text.splitlines()) <= 700, path
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno + 1 <= 50, (path, node.name)
+
+
+def test_the_experiment_doctests_are_collected_and_exist():
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
+        assert '"experiments"' in f.read().split("testpaths")[1].split("\n")[0]
+    examples = sum(len(t.examples) for module in (LM, LS, LT, L)
+                   for t in doctest.DocTestFinder().find(module))
+    assert examples >= 20
