@@ -89,7 +89,7 @@ def test_the_internal_policy_of_softmax_is_documented_and_kept_out_of_all():
     assert not set(internal) & set(softmax.__all__)
     assert all(hasattr(softmax, name) for name in internal)
     assert docstring_names(attention, INTERNAL) == docstring_names(stats, INTERNAL) == []
-    # docs/ and experiments/ import these four by name: they keep working
+    # scripts/lowprecision.py and scripts/scales.py import these four by name: they keep working
     assert {"as_int", "as_list", "as_real", "as_flag"} <= set(internal)
 
 
