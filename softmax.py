@@ -30,9 +30,9 @@ Public API (`__all__`):
     online_logsumexp(state)     m + log(d)
 
 The project's input policy, and one unchecked core, are internal: attention.py,
-stats.py and two programs in scripts/ import them by name, but
-they are not in `__all__` and not checked themselves (their fn and what
-arguments are the caller's own constants, never user input).
+stats.py and two programs in scripts/ import them by name, but they are not in
+`__all__` and not checked themselves (their fn and what arguments are the
+caller's own constants, never user input).
 
 Internal (not in `__all__`):
 
