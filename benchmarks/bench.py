@@ -252,6 +252,14 @@ def child_cpu(args):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def child_times(args):
+    """(CPU s, wall s) of one child process; the CPU time counts the pool workers it
+    waited for."""
+    start = time.monotonic()
+    cpu = child_cpu(args)
+    return cpu, time.monotonic() - start
+
+
 def _last_words(error: subprocess.CalledProcessError) -> str:
     """The exit status and the last line the child wrote on stderr."""
     said = (error.stderr or b"").decode(errors="replace").strip().splitlines()
@@ -431,6 +439,24 @@ def bench_learning(out, quick, repeat, rng=None):  # rng: unused, as every secti
         return
     out.add("learning.cpu_s", "python3 experiments/learning.py: CPU s (child)", whole, ".1f",
             None if quick else "<= 20", None if quick else whole <= 20.0)
+    every = ["experiments/learning.py", "--scales", "all"]
+    every += ["--dk", "16", "--seeds", "2"] if quick else []
+    out.note(f"python3 {' '.join(every)}, --jobs 1 then --jobs 2 (one run each):")
+    try:
+        one_cpu, one_wall = child_times(every + ["--jobs", "1"])
+        two_cpu, two_wall = child_times(every + ["--jobs", "2"])
+    except subprocess.CalledProcessError as error:
+        out.failed(f"python3 {' '.join(every)} failed: {_last_words(error)}")
+        return
+    out.add("learning.all_cpu_s", "--jobs 1: CPU s (child)", one_cpu, ".1f",
+            None if quick else "<= 60", None if quick else one_cpu <= 60.0)
+    out.add("learning.all_wall_1", "--jobs 1: wall s", one_wall, ".1f")
+    out.add("learning.all_cpu_2", "--jobs 2: CPU s (child and its workers)", two_cpu, ".1f")
+    out.add("learning.all_wall_2", "--jobs 2: wall s", two_wall, ".1f")
+    two_cores = (os.cpu_count() or 1) >= 2
+    out.add("learning.jobs_speedup", "wall of --jobs 1 / wall of --jobs 2", one_wall / two_wall,
+            ".2f", None if quick or not two_cores else ">= 1.7 on 2 cores",
+            None if quick or not two_cores else one_wall / two_wall >= 1.7)
 
 
 def profile(n, d, rng, top=12):

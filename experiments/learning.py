@@ -3,8 +3,8 @@
     python3 experiments/learning.py -h
 
 trains one bilinear attention model (learning_model.py) on associative recall with the
-four scales c = 1/sqrt(d_k), 1/d_k, 1/ln(d_k) and 1, each at its own tuned rate
-(learning_measure.py), and prints the tables (learning_tables.py).  docs/experiments.md
+scales c = 1/sqrt(d_k) and 1/d_k (with 1/ln(d_k) and 1 too under --scales all), each at
+its own tuned rate (learning_measure.py), and prints the tables (learning_tables.py).  docs/experiments.md
 is the study: what is measured, the results, and their conditions.
 
 Public API (`__all__`), for scripts/build.py and the tests:
