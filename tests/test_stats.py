@@ -243,8 +243,9 @@ def test_a_negative_variance_is_refused_naming_the_argument():
         with pytest.raises(ValueError, match=f"product_variance: {name} is -0.5; a variance "
                                              "cannot be negative"):
             product_variance(*args)
-    with pytest.raises(ValueError, match="dot_product_variance: var_k is -1; a variance"):
-        dot_product_variance(4, var_k=-1)
+    for name in ("var_q", "var_k"):
+        with pytest.raises(ValueError, match=f"dot_product_variance: {name} is -1; a variance"):
+            dot_product_variance(4, **{name: -1})
     with pytest.raises(ValueError, match="scaled_variance: var is -1; a variance cannot be"):
         scaled_variance(-1, 2)
 
@@ -768,6 +769,10 @@ def test_the_quantile_interval_cases_worked_by_hand():
     assert quantile_interval([5.0, 4.0, 3.0, 2.0, 1.0], 0.1) == Quantile(1.4, 1.0, 3.0, 0.4009)
     # the textbook 90% quantile of 100 points: [x_(84), x_(96)]
     assert quantile_interval(range(1, 101), 0.9) == Quantile(90.1, 84.0, 96.0, 0.9557)
+    # each tail may equal e exactly: n = 10, p = 1/2, coverage 1002/1024 (a binary float)
+    # gives e = 11/1024 = P(B < 2) = P(B >= 9), so l = 2 and u = 9, P(2 <= B <= 8) = 1002/1024
+    assert quantile_interval(range(1, 11), 0.5, 1002 / 1024) == Quantile(
+        5.5, 2.0, 9.0, round(1002 / 1024, 4))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 6, 20, 101, 2000], ids=lambda n: f"n={n}")
