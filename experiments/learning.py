@@ -4,8 +4,8 @@
 
 trains one bilinear attention model (learning_model.py) on associative recall with the
 scales c = 1/sqrt(d_k) and 1/d_k (with 1/ln(d_k) and 1 too under --scales all), each at
-its own tuned rate (learning_measure.py), and prints the tables (learning_tables.py).  docs/experiments.md
-is the study: what is measured, the results, and their conditions.
+its own tuned rate (learning_measure.py), and prints the tables (learning_tables.py).
+docs/experiments.md is the study: what is measured, the results, and their conditions.
 
 Public API (`__all__`), for scripts/build.py and the tests:
     docs_data()                  every table of the docs, from the committed records
