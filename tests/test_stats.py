@@ -1375,6 +1375,25 @@ def test_gradient_spread_refuses_rows_whose_gradients_are_all_zero():
                                          "one-hot at this d_k and scale, so every gradient is 0"):
         gradient_spread(2 ** 40, "1", m=2, trials=2)
     assert gradient_stats(2 ** 40, "1", m=2, trials=2).score_grad.median == 0.0  # no share
+    # d_k = 10^6 unscaled: most rows exactly one-hot (a 0 gradient), a few not: each row
+    # still has a share of a positive sum, so nothing is refused
+    some = gradient_spread(10 ** 6, "1", trials=40)
+    assert some.score_quantiles[1].value == 0.0 < some.score_quantiles[2].value
+
+
+class Index:
+    """An integer through operator.index only, as a NumPy integer offers it."""
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+@pytest.mark.parametrize("function", [saturation_stats, gradient_stats, gradient_spread],
+                         ids=lambda f: f.__name__)
+def test_the_rows_take_d_k_through_operator_index(function):
+    assert function(Index(16), trials=4) == function(16, trials=4)
 
 
 # ------------------------------------------------------------ formatting
