@@ -950,6 +950,15 @@ def test_publish_announces_its_file_shows_progress_and_writes_the_records(monkey
     assert json.loads(path.read_text()) == records
 
 
+def test_the_progress_of_run_all_estimates_the_time_left_in_seconds_then_minutes(monkeypatch):
+    clock = iter([0.0, 210.0, 300.0])  # the start, then after each of the two items
+    monkeypatch.setattr(LS.time, "monotonic", lambda: next(clock))
+    heard = []
+    assert LS.run_all(abs, [-1, 2], progress=heard.append) == [1, 2]
+    # 210 s elapsed, the same weight left as done: 210 s = 3.5 min, shown as 4 min
+    assert heard == ["runs: 1 of 2 done, about 4 min left", "runs: 2 of 2 done, about 0 s left"]
+
+
 @pytest.mark.slow
 def test_a_sweep_at_another_d_k_goes_to_its_own_file_and_the_run_reads_it(tmp_path, capsys):
     path = str(tmp_path / "rates.json")
