@@ -31,14 +31,18 @@ import statistics  # median (of ints, or of two middle values: the same on every
 import time  # the estimate of the time left
 from fractions import Fraction  # the sign test's exact binomial tail
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+import sys  # sys.path, when run as a script
 
-from attention import dot, matmul, transpose
-from learning_model import (BATCH, BETA, D_MODEL, HELD_OUT, ITEMS, MAX_STEPS, PER_QUESTION,
+if __name__ == "__main__":  # run as a script: the library sits one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from attention import dot, matmul, transpose  # noqa: E402
+from learning_model import (BATCH, BETA, D_MODEL, HELD_OUT, ITEMS, MAX_STEPS, PER_QUESTION,  # noqa: E402
                             READOUTS, SCALES, TARGET, Task, initial_weights,
                             logit_matrix_transposed,
                             logit_table, make_task, model, question_gradient, question_scores,
                             train)
-from stats import median_interval, scale_factor, variance
+from stats import median_interval, scale_factor, variance  # noqa: E402
 
 __all__ = ["D_KS", "TUNING_SEEDS", "HELD_OUT_SEEDS", "POINTER_SCALES", "LATE", "LONG",
            "PERTURBATIONS", "MISS", "SWEEP_RULE", "RATES_FILE", "RESULTS_FILE", "run_all",
@@ -554,3 +558,8 @@ def sign_test(counts: Dict[str, int]) -> float:
     n, k = counts["slower"] + counts["faster"], min(counts["slower"], counts["faster"])
     tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
     return float(min(Fraction(1), 2 * tail))
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 experiments/learning.py --help runs the experiment.")

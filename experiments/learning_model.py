@@ -42,9 +42,14 @@ import math  # sqrt, fsum
 import operator  # mul and add: the products and sums of dots and naive_dots
 import random  # every draw from an explicitly seeded random.Random
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from softmax import log_softmax, softmax, softmax_backward
-from stats import layer_norm, scale_factor
+if __name__ == "__main__":  # run as a script: the library sits one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from softmax import log_softmax, softmax, softmax_backward  # noqa: E402
+from stats import layer_norm, scale_factor  # noqa: E402
 
 __all__ = ["D_MODEL", "ITEMS", "BETA", "BATCH", "HELD_OUT", "TARGET", "MAX_STEPS", "SCALES",
            "OPTIMIZERS", "PER_QUESTION", "READOUTS", "EPS", "Question", "Task", "make_task",
@@ -410,3 +415,8 @@ def equivalent_run(d_k: int, scale: str, to_scale: str, optimizer: str, lr: floa
     if optimizer == "sgd":
         return Equivalent(a, lr * (c / c_to), eps)
     return Equivalent(a, lr * a, eps / a)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 experiments/learning.py --help runs the experiment.")

@@ -22,11 +22,16 @@ Public API (`__all__`):
 import math  # floor, log10, inf
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal  # interval ends rounded outward
 from typing import Dict, List, Optional, Sequence, Tuple
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from learning_measure import (POINTER_SCALES, LATE, LONG, Logits, Diagnostics, paired,
+if __name__ == "__main__":  # run as a script: the library sits one folder up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from learning_measure import (POINTER_SCALES, LATE, LONG, Logits, Diagnostics, paired,  # noqa: E402
                               sign_test, summarise)
-from learning_model import MAX_STEPS, OPTIMIZERS, PER_QUESTION, SCALES, TARGET
-from stats import median_interval
+from learning_model import MAX_STEPS, OPTIMIZERS, PER_QUESTION, SCALES, TARGET  # noqa: E402
+from stats import median_interval  # noqa: E402
 
 __all__ = ["tables", "row_of", "report", "blocks", "values", "markdown_table", "text_table",
            "fmt", "fmt_rate", "steps_text", "seed_range", "NAMES", "SLUGS"]
@@ -573,3 +578,8 @@ def values(data: dict) -> Dict[str, str]:
                  _rounding_values, _other_values):
         out.update(part(data))
     return out
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 experiments/learning.py --help runs the experiment.")

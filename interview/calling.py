@@ -15,8 +15,14 @@ The spellings taken (PyTorch's, FlashAttention's, JAX's and this project's), by 
 """
 
 from typing import List, NamedTuple, Optional
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from judge import Case, Conventions
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from judge import Case, Conventions  # noqa: E402
 
 SPELLINGS = {
     "mask": ("mask", "attn_mask", "attention_mask"),
@@ -132,3 +138,8 @@ def _everywhere(case: Case) -> List:
 def _default(case: Case) -> float:
     part = case.parts[0] if case.parts else case
     return len(part.args[1][0]) ** -0.5
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

@@ -19,8 +19,14 @@ after the cases that rule out its look-alikes.
 
 import math  # isfinite, log, inf
 from typing import Callable, List, NamedTuple, Optional
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from lowprecision import FORMATS  # the formats whose precision an error is matched against
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from lowprecision import FORMATS  # the formats whose precision an error is matched against  # noqa: E402
 
 TOL = 1e-9  # an entry passes within TOL * max(1, the largest |entry| of the answer)
 NO_KEY_TOL = 1e-5  # the same for a convention of a query with no key: they differ by far more
@@ -419,3 +425,8 @@ def _has_nan(x) -> bool:
 
 def _finite(x) -> bool:
     return all(math.isfinite(v) for v in _numbers(x))
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

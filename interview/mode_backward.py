@@ -11,10 +11,16 @@ with one slip, computed by gradients() below:
 import math  # sqrt, inf
 import random  # the seeded inputs
 from typing import List, Optional
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from attention import attention_backward, matmul, transpose
-from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
-from mode_forward import (BY_D_K, NO_SCALE, T, allowed, default_scale, gauss, logits, mix,
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from attention import attention_backward, matmul, transpose  # noqa: E402
+from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance  # noqa: E402
+from mode_forward import (BY_D_K, NO_SCALE, T, allowed, default_scale, gauss, logits, mix,  # noqa: E402
                           other_alignment, rounded, softmax_row, title)
 
 BACKWARD = "interview.md#derive-the-attention-backward-pass"
@@ -161,3 +167,8 @@ def stack(a, b) -> list:
 
 MODE = Mode("backward", ("attention_backward", "backward", "attention_bwd"),
             ("Q", "K", "V", "dO"), (0, 1, 2, 3), cases, expect, twin, unpack, stack)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

@@ -11,11 +11,17 @@ with -inf where a key is blocked; P the weights; O = P V.
 import math  # sqrt, exp, fsum, inf, nan
 import random  # the seeded inputs
 from typing import List, Optional
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from attention import causal_mask, matmul, scaled_dot_product_attention, transpose
-from judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from attention import causal_mask, matmul, scaled_dot_product_attention, transpose  # noqa: E402
+from judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,  # noqa: E402
                    tolerance, worst)
-from lowprecision import dot_in, round_to, softmax_in
+from lowprecision import dot_in, round_to, softmax_in  # noqa: E402
 
 Matrix = List[List[float]]  # a matrix is a list of rows
 
@@ -400,3 +406,8 @@ def rounded(x, fmt: str):
 
 MODE = Mode("attention", ("attention", "scaled_dot_product_attention"), ("Q", "K", "V"),
             (0, 1, 2), cases, expect, twin, unpack, stack)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

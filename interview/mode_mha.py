@@ -9,10 +9,16 @@ Each mistake is that computation with one slip, computed by heads() below.
 import math  # sqrt, fsum
 import random  # the seeded inputs
 from typing import List
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from attention import matmul, multi_head_attention
-from judge import UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
-from mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, gauss, logits, mix,
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from attention import matmul, multi_head_attention  # noqa: E402
+from judge import UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance  # noqa: E402
+from mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, gauss, logits, mix,  # noqa: E402
                           other_alignment, rounded, softmax_row, stack, unpack)
 
 MULTI = "interview.md#write-multi-head-attention"
@@ -166,3 +172,8 @@ HEADER = "rows are tokens; Q = X_q W_Q; head t: the t-th slice of columns"
 MODE = Mode("mha", ("multi_head_attention", "mha", "multihead_attention"),
             ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads"), (0, 1), cases, expect,
             twin, unpack, stack, header=HEADER)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

@@ -13,10 +13,16 @@ values v:
 import math  # inf, nan, fsum
 import random  # the seeded inputs
 from typing import List
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from attention import matmul, transpose
-from judge import Case, Expectation, Mistake, Mode, Variant, close, tolerance
-from mode_forward import (BY_D_K, NO_SCALE, allowed, default_scale, exp_ieee, fitted_scale,
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from attention import matmul, transpose  # noqa: E402
+from judge import Case, Expectation, Mistake, Mode, Variant, close, tolerance  # noqa: E402
+from mode_forward import (BY_D_K, NO_SCALE, allowed, default_scale, exp_ieee, fitted_scale,  # noqa: E402
                           gauss, in_format, logits, logits_case, no_key, other_alignment,
                           right_answer, stack, title, unpack)
 
@@ -123,3 +129,8 @@ def _sum(terms: List[float]) -> float:
 
 MODE = Mode("online", ("online_attention", "streaming_attention", "flash_attention"),
             ("Q", "K", "V"), (0, 1, 2), cases, expect, twin, unpack, stack, block=True)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

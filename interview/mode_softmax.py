@@ -2,11 +2,17 @@
 
 import math  # exp, inf
 from typing import List
+import os  # the library's folder, when run as a script
+import sys  # sys.path, when run as a script
 
-from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
-from lowprecision import softmax_in
-from mode_forward import NO_SHIFT, SHIFT_FIRST, SHIFT_MIN, softmax_row
-from softmax import softmax
+if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+
+from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance  # noqa: E402
+from lowprecision import softmax_in  # noqa: E402
+from mode_forward import NO_SHIFT, SHIFT_FIRST, SHIFT_MIN, softmax_row  # noqa: E402
+from softmax import softmax  # noqa: E402
 
 NOT_NORMALISED = Mistake("not normalised", "interview.md#over-which-axis-does-softmax-run")
 EXP_ONLY = Mistake("exp(x), not normalised", "interview.md#over-which-axis-does-softmax-run")
@@ -76,3 +82,8 @@ def stack(a, b) -> list:
 
 
 MODE = Mode("softmax", ("softmax",), ("x",), (0,), cases, expect, twin, unpack, stack)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

@@ -239,3 +239,8 @@ def _floats(x):
     if isinstance(x, dict):
         return {k: _floats(v) for k, v in x.items()}
     return x if x is None else float(x)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 interview/check.py --help runs the checker.")

@@ -3,8 +3,9 @@
 repository root and from the program's own folder, with nothing on PYTHONPATH.  The test
 run itself ends by saying why tests were skipped and how to run the slow ones.
 
-The programs of scripts/ and benchmarks/ are found by listing the folders, so a new one
-cannot be forgotten; the other folders' entry points are named.
+Every .py outside tests/ and the three modules is found by listing its folder, so a new
+one cannot be forgotten.  The modules of interview/, experiments/ and tools/ are parts of a
+program: run by hand, they print what they are and the command of their program.
 """
 
 import os
@@ -33,6 +34,14 @@ ARGUMENTS = {  # program -> the arguments of a quick documented run ([] for the 
     "experiments/learning.py": ["--help"],
     "tools/mutate.py": ["--help"],
 }
+PARTS = {  # a module of a program -> the program it names when run by hand
+    **{f"interview/{name}.py": "python3 interview/check.py --help"
+       for name in ("calling", "judge", "serve", "runner", "mode_backward", "mode_forward",
+                    "mode_mha", "mode_online", "mode_softmax")},
+    **{f"experiments/{name}.py": "python3 experiments/learning.py --help"
+       for name in ("learning_model", "learning_measure", "learning_tables")},
+    "tools/mutants.py": "python3 tools/mutate.py --help",
+}
 
 
 def run(program, arguments, cwd):
@@ -42,10 +51,21 @@ def run(program, arguments, cwd):
                           capture_output=True, text=True, timeout=300)
 
 
-def test_every_program_of_scripts_and_benchmarks_is_listed():
-    found = {f"{folder}/{name}" for folder in ("scripts", "benchmarks")
+def test_every_python_file_outside_tests_is_listed():
+    found = {f"{folder}/{name}"
+             for folder in ("scripts", "benchmarks", "interview", "experiments", "tools")
              for name in os.listdir(os.path.join(ROOT, folder)) if name.endswith(".py")}
-    assert found <= set(ARGUMENTS), sorted(found - set(ARGUMENTS))
+    assert found == set(ARGUMENTS) - {"stats.py"} | set(PARTS), sorted(
+        found ^ (set(ARGUMENTS) - {"stats.py"} | set(PARTS)))
+
+
+@pytest.mark.parametrize("where", ["root", "own folder"])
+@pytest.mark.parametrize("part", sorted(PARTS))
+def test_a_part_of_a_program_run_by_hand_names_its_program(part, where):
+    cwd = ROOT if where == "root" else os.path.dirname(os.path.join(ROOT, part))
+    result = run(part, ["--help"], cwd)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert PARTS[part] in result.stdout.splitlines()[-1]
 
 
 @pytest.mark.parametrize("where", ["root", "own folder"])

@@ -397,3 +397,8 @@ def find_mutants(module: str, text: str) -> List[Mutant]:
             count = repeats[m.key] = repeats.get(m.key, 0) + 1
             mutants.append(m if count == 1 else m._replace(function=f"{m.function}#{count}"))
     return mutants
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
+    print("python3 tools/mutate.py --help runs the mutation tool.")
