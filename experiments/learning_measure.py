@@ -20,6 +20,8 @@ Public API (`__all__`):
 [6, 8]
 
 Arguments are not checked here (learning.py's command line checks what a user types).
+
+python3 experiments/learning.py --help runs the experiment.
 """
 
 import concurrent.futures  # the process pool of --jobs
@@ -562,4 +564,3 @@ def sign_test(counts: Dict[str, int]) -> float:
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 experiments/learning.py --help runs the experiment.")

@@ -35,6 +35,8 @@ Public API (`__all__`):
 
 Arguments are not checked here: the command line (learning.py) validates what a user
 types, and the other callers are this project's own modules and tests.
+
+python3 experiments/learning.py --help runs the experiment.
 """
 
 import functools  # reduce: the left-to-right sum of naive_dots
@@ -419,4 +421,3 @@ def equivalent_run(d_k: int, scale: str, to_scale: str, optimizer: str, lr: floa
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 experiments/learning.py --help runs the experiment.")

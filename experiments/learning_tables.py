@@ -17,6 +17,8 @@ Public API (`__all__`):
 
 >>> fmt(8.49, 4.89, 18.5)
 '8 [4, 19]'
+
+python3 experiments/learning.py --help runs the experiment.
 """
 
 import math  # floor, log10, inf
@@ -582,4 +584,3 @@ def values(data: dict) -> Dict[str, str]:
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 experiments/learning.py --help runs the experiment.")

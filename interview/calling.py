@@ -12,6 +12,8 @@ The spellings taken (PyTorch's, FlashAttention's, JAX's and this project's), by 
     scale       scale, softmax_scale
     block_size  block_size, block, chunk_size, tile_size, Bc, B_c  (else the next positional)
     dropout     dropout_p, dropout                   0.0 when it has no default
+
+python3 interview/check.py --help runs the checker.
 """
 
 from typing import List, NamedTuple, Optional
@@ -142,4 +144,3 @@ def _default(case: Case) -> float:
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

@@ -15,6 +15,8 @@ Vocabulary (the modes, mode_*.py, build these; check.py runs them):
 A verdict names a mistake only when its answer matches, and never one that an earlier case
 passed where that mistake would have shown: the cases are ordered so that each trap comes
 after the cases that rule out its look-alikes.
+
+python3 interview/check.py --help runs the checker.
 """
 
 import math  # isfinite, log, inf
@@ -429,4 +431,3 @@ def _finite(x) -> bool:
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

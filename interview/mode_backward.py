@@ -6,6 +6,8 @@ with one slip, computed by gradients() below:
 
     P = softmax(S) row by row, S = c Q K^T masked       dP = dO V^T
     dV = P^T dO     dS = P * (dP - rowsum(P * dP))     dQ = c dS K     dK = c dS^T Q
+
+python3 interview/check.py --help runs the checker.
 """
 
 import math  # sqrt, inf
@@ -171,4 +173,3 @@ MODE = Mode("backward", ("attention_backward", "backward", "attention_bwd"),
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

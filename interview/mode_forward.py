@@ -6,6 +6,8 @@ raises).  The other modes build on the pieces here: attend, softmax_row, mix, al
 
 Glossary: Q n x d_k, K m x d_k, V m x d_v; raw = Q K^T; c the scale; S the logits c raw
 with -inf where a key is blocked; P the weights; O = P V.
+
+python3 interview/check.py --help runs the checker.
 """
 
 import math  # sqrt, exp, fsum, inf, nan
@@ -410,4 +412,3 @@ MODE = Mode("attention", ("attention", "scaled_dot_product_attention"), ("Q", "K
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

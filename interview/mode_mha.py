@@ -4,6 +4,8 @@ takes the t-th of h consecutive slices of their columns and divides by the sqrt 
 d_k, and the output is Concat(head_1, ..., head_h) W_O.
 
 Each mistake is that computation with one slip, computed by heads() below.
+
+python3 interview/check.py --help runs the checker.
 """
 
 import math  # sqrt, fsum
@@ -176,4 +178,3 @@ MODE = Mode("mha", ("multi_head_attention", "mha", "multihead_attention"),
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

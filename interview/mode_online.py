@@ -8,6 +8,8 @@ values v:
 
     mx' = max(mx, max s)     r = exp(mx - mx')     e = exp(s - mx')
     d' = d r + sum e         o' = o r + sum e v    and at the end O = o / d
+
+python3 interview/check.py --help runs the checker.
 """
 
 import math  # inf, nan, fsum
@@ -133,4 +135,3 @@ MODE = Mode("online", ("online_attention", "streaming_attention", "flash_attenti
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

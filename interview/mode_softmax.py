@@ -1,4 +1,6 @@
-"""The softmax mode: NAME(x) on a list of floats, against softmax.softmax."""
+"""The softmax mode: NAME(x) on a list of floats, against softmax.softmax.
+
+python3 interview/check.py --help runs the checker."""
 
 import math  # exp, inf
 from typing import List
@@ -86,4 +88,3 @@ MODE = Mode("softmax", ("softmax",), ("x",), (0,), cases, expect, twin, unpack, 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

@@ -11,6 +11,8 @@ replies are JSON lines on a pipe, read without blocking under select with one de
 the whole line and a cap on its length, and every field is checked here: a reply is data,
 never code.  Its stdout and stderr go to a third pipe, kept apart (Reply.output).  A call that
 runs past the limit, or a child that dies, costs that call; the next call loads the file again.
+
+python3 interview/check.py --help runs the checker.
 """
 
 import json  # the protocol
@@ -243,4 +245,3 @@ def _floats(x):
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 interview/check.py --help runs the checker.")

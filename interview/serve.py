@@ -17,6 +17,8 @@ The protocol is data only, one JSON object per line each way (NaN and inf allowe
 
 The candidate's prints go to stdout and stderr, which the checker quarantines.  The child
 exits when the command pipe closes, and kills its process group when its parent dies.
+
+python3 interview/check.py --help runs the checker, which starts this child.
 """
 
 import importlib.util  # load the candidate's file as a module of its own
@@ -62,7 +64,6 @@ class Loaded(NamedTuple):
 def main() -> None:
     if len(sys.argv) != 4 or not all(a.isdigit() for a in sys.argv[1:]):  # run by hand
         print(__doc__)
-        print("python3 interview/check.py --help runs the checker, which starts this child.")
         return
     commands, replies, parent = (int(a) for a in sys.argv[1:4])
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})

@@ -5,6 +5,8 @@ statement or `raise`, an `if` forced to True or False, an off-by-one slice or ra
 min <-> max, `return x` -> `return None`.  Its key (the function, the operator and the source
 text changed) stays the same while that text does, so tools/mutation_equivalent.txt can
 record the equivalent mutants by key.
+
+python3 tools/mutate.py --help runs the mutation tool.
 """
 
 import ast  # parse a module and find what to mutate
@@ -401,4 +403,3 @@ def find_mutants(module: str, text: str) -> List[Mutant]:
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program
     print(__doc__)
-    print("python3 tools/mutate.py --help runs the mutation tool.")
