@@ -31,3 +31,17 @@ def test_a_python_without_pytest_is_named_as_such():
     assert run.returncode == 1
     assert "pytest is not installed for this Python" in run.stderr  # not "the tests fail"
     assert "do not pass" not in run.stderr
+
+
+def test_the_slow_tests_are_a_last_step_over_every_path(monkeypatch):
+    # --slow must give the verdict of one run of every test: the slow tests of all the paths,
+    # after the default steps, which a killed mutant never gets past
+    monkeypatch.syspath_prepend(os.path.join(ROOT, "tools"))
+    import mutate
+    options, tests = ["-x"], ["tests/a.py", "tests/b.py"]
+    default = [["-x", "tests/a.py"], ["-x", "tests/b.py"]]
+    assert mutate.stages(options, tests, slow=False) == default
+    assert mutate.stages(options, tests, slow=True) == default + [
+        ["-x", "-m", "slow", "tests/a.py", "tests/b.py"]]
+    assert mutate.stages(options, tests[:1], slow=True) == [
+        ["-x", "tests/a.py"], ["-x", "-m", "slow", "tests/a.py"]]

@@ -50,6 +50,7 @@ IGNORED_IN_COPY = shutil.ignore_patterns(  # what git ignores too (.ci/run makes
     ".git", "__pycache__", ".pytest_cache", "*.pyc", ".venv", ".ruff_cache", "build", "dist",
     "*.egg-info")
 MEMORY_LIMIT = 4 * 2 ** 30  # bytes of address space per test run
+BASE_TIMEOUT = 3600  # seconds for each step of the unmutated run (the slow tests take minutes)
 # Unset in every test run, so that the verdicts do not depend on who runs the tool:
 # PYTHONUNBUFFERED hid a missing flush and a missing dup2 in stats.py's pipe handling, and
 # PYTHONOPTIMIZE strips the tests' asserts.
@@ -116,6 +117,18 @@ def _run(cwd: Path, tests: Sequence[str], timeout: float) -> Tuple[str, float, s
     return outcome, time.perf_counter() - start, out[-1500:]
 
 
+def stages(options: List[str], tests: List[str], slow: bool) -> List[List[str]]:
+    """Return the pytest arguments of each step of a mutant's run.
+
+    The first test path runs alone first, and the others only if it passes: most mutants
+    fail their module's own tests, and then the others are not even collected.  With slow,
+    a last step runs the slow tests of every path, only on the mutants that passed the rest:
+    the verdict of one run of every test, but a killed mutant never waits for the slow ones.
+    """
+    steps = [options + tests[:1]] + ([options + tests[1:]] if tests[1:] else [])
+    return steps + ([options + ["-m", "slow"] + tests] if slow else [])
+
+
 def _interrupt(signum, frame):
     """Turn SIGTERM into KeyboardInterrupt, so that a stopped run still reports."""
     raise KeyboardInterrupt
@@ -124,27 +137,27 @@ def _interrupt(signum, frame):
 class _Runner:
     """Runs the tests on the mutants of one module, in one copy of the repository per job.
 
-    The first test path runs alone first, and the others only if it passes: most mutants
-    fail their module's own tests, and then the others are not even collected."""
+    Each mutant goes through the steps of stages(), each only if it passed the one before."""
 
-    def __init__(self, module: str, options: List[str], tests: List[str], jobs: int,
-                 base: Path, report):
+    def __init__(self, module: str, options: List[str], tests: List[str], slow: bool,
+                 jobs: int, base: Path, report):
         """Copy the repository once per job into base; time the unmutated tests, which must
         pass, and allow each step of a mutant's run ten times as long."""
         self.module, self.report = module, report
         self.text = (ROOT / module).read_text(encoding="utf-8")
-        self.stages = [options + tests[:1]] + ([options + tests[1:]] if tests[1:] else [])
+        self.stages = stages(options, tests, slow)
         self.copies: "Queue[Path]" = Queue()
         for k in range(jobs):
             self.copies.put(Path(shutil.copytree(ROOT, base / f"w{k}", ignore=IGNORED_IN_COPY)))
         self.timeouts = []
         for stage in self.stages:
-            outcome, seconds, out = _run(base / "w0", stage, timeout=600)
+            outcome, seconds, out = _run(base / "w0", stage, timeout=BASE_TIMEOUT)
             if outcome != "passed":
                 raise SystemExit(f"{out}\nmutate: the unmutated tests do not pass ({outcome}); "
                                  f"fix them or choose others with --tests")
             self.timeouts.append(max(10 * seconds, 5.0))
-        print(f"{module}: pytest {' '.join(options + tests)}; timeouts "
+        print(f"{module}: pytest {' '.join(options + tests)}"
+              f"{', then the slow tests' if slow else ''}; timeouts "
               f"{' and '.join(f'{t:.0f}' for t in self.timeouts)} s, {jobs} jobs", flush=True)
         self.outcomes: Dict[Mutant, str] = {}
         self.lock, self.stop = threading.Lock(), threading.Event()
@@ -192,12 +205,13 @@ class _Runner:
 
 
 def run_module(module: str, mutants: List[Mutant], options: List[str], tests: List[str],
-               jobs: int, report) -> Dict[Mutant, str]:
-    """Run the tests on every mutant of one module; return each mutant's outcome."""
+               slow: bool, jobs: int, report) -> Dict[Mutant, str]:
+    """Run the tests (and the slow ones, if slow) on every mutant of one module; return each
+    mutant's outcome."""
     base = Path(tempfile.mkdtemp(prefix="mutate-"))
     try:
         print(f"{module}: {len(mutants)} mutants", flush=True)
-        return _Runner(module, options, tests, jobs, base, report).run(mutants, jobs)
+        return _Runner(module, options, tests, slow, jobs, base, report).run(mutants, jobs)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -281,8 +295,8 @@ def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         "experiments/learning.py")
     parser.add_argument("--tests", nargs="+", help="test paths to run instead of the module's "
                         "default tests")
-    parser.add_argument("--slow", action="store_true", help="include the slow tests "
-                        "(-m 'slow or not slow')")
+    parser.add_argument("--slow", action="store_true", help="the slow tests too (-m slow), "
+                        "on the mutants that pass the others")
     parser.add_argument("--jobs", type=int, default=2, help="test runs at once (default 2)")
     parser.add_argument("--function", nargs="+", help="only the mutants inside these "
                         "functions (Class.method for a method)")
@@ -323,8 +337,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             tests = args.tests or default_tests(module)
             options = ["-x", "-q", "-p", "no:cacheprovider", "--doctest-modules"]
             options += [f"--deselect={t}" for t in TEXT_ONLY]
-            options += ["-m", "slow or not slow"] if args.slow else []
-            outcomes = run_module(module, selected, options, tests, args.jobs, report)
+            outcomes = run_module(module, selected, options, tests, args.slow, args.jobs,
+                                  report)
             figures.append(summarise(module, len(mutants), selected, outcomes, equivalents,
                                      report))
             if len(outcomes) < len(selected):
