@@ -20,7 +20,9 @@ streaming: streaming_attention (block 64) against the two-pass forward and the t
 memory:    peak memory (tracemalloc) of streaming against two-pass at n = m = 2048, d = 16.
 main:      CPU time of `python3 stats.py` at its defaults (user + sys of the child),
            and in process its sampling and row parts.
-learning:  CPU time of `python3 experiments/learning.py` at its defaults.
+learning:  CPU time of `python3 experiments/learning.py` at its defaults, and of
+           `--scales all` with --jobs 1 and 2.
+dots:      the share of `--scales all`'s runs (2 seeds) spent in the exact dot products.
 
 How times are taken: the candidates of one comparison run in interleaved rounds (the
 order reversed every other round), with gc disabled while timing; each time is CPU time
@@ -459,6 +461,36 @@ def bench_learning(out, quick, repeat, rng=None):  # rng: unused, as every secti
             None if quick or not two_cores else one_wall / two_wall >= 1.7)
 
 
+def bench_dots(out, d_ks, seeds, rng=None):  # rng: unused, as every section gets one
+    """Time learning_model.dots, the exact dot products, around each of its calls in the
+    runs of `--scales all` (the first `seeds` seeds), in this process: the share of the
+    experiment that no change elsewhere can remove without changing its output."""
+    sys.path.insert(0, os.path.join(ROOT, "experiments"))
+    import learning_measure
+    import learning_model
+    spent = [0.0]
+    exact = learning_model.dots
+
+    def timed(A, B):
+        start = time.process_time()
+        product = exact(A, B)
+        spent[0] += time.process_time() - start
+        return product
+
+    plan = learning_measure.Plan(learning_model.SCALES, learning_model.OPTIMIZERS, d_ks,
+                                 learning_measure.HELD_OUT_SEEDS[:seeds])
+    out.section(f"6. where the experiment's time goes: the runs of --scales all --seeds {seeds} "
+                f"--dk {' '.join(map(str, d_ks))}, in process")
+    learning_model.dots = timed  # model() looks the name up when a run starts
+    try:
+        whole = cpu_of(lambda: learning_measure.measure(plan))
+    finally:
+        learning_model.dots = exact
+    out.add("dots.cpu_s", "CPU s of the runs", whole, ".1f")
+    out.add("dots.share", "share in learning_model.dots (math.fsum products)", spent[0] / whole,
+            ".0%")
+
+
 def profile(n, d, rng, top=12):
     """Print the top own-time costs of one forward and one backward call."""
     Q, K, V, dO = (random_matrix(n, d, rng) for _ in range(4))
@@ -545,6 +577,7 @@ SECTIONS = {
     "memory": (bench_memory, (192, 16), (2048, 16)),
     "main": (bench_main_job, (True, 1), (False, 3)),
     "learning": (bench_learning, (True, 1), (False, 1)),
+    "dots": (bench_dots, ((16,), 1), ((16, 64, 256), 2)),
 }
 
 

@@ -959,6 +959,27 @@ def test_the_progress_of_run_all_estimates_the_time_left_in_seconds_then_minutes
     assert heard == ["runs: 1 of 2 done, about 4 min left", "runs: 2 of 2 done, about 0 s left"]
 
 
+def test_the_time_left_weighs_each_item_by_its_expected_cost(monkeypatch):
+    # 100 s for the first item, of weight 3; weight 2 is left: 100 * 2 / 3 = 66.7 s (the
+    # clock starts at 1000: only differences of its readings count)
+    clock = iter([1000.0, 1100.0, 1100.0])
+    monkeypatch.setattr(LS.time, "monotonic", lambda: next(clock))
+    heard = []
+    LS.run_all(abs, [-1, 2], progress=heard.append, weights=[3.0, 2.0])
+    assert heard[0] == "runs: 1 of 2 done, about 67 s left"
+
+
+@pytest.mark.parametrize("elapsed, shown", [(119.5, "120 s"), (120.0, "2 min")])
+def test_the_time_left_turns_to_minutes_at_exactly_120_s(monkeypatch, elapsed, shown):
+    # one item of two done after `elapsed` s: as much left as done.  Just under 120 s is
+    # still in seconds (rounded half to even: 120), and 120 s itself is in minutes
+    clock = iter([0.0, elapsed, elapsed])
+    monkeypatch.setattr(LS.time, "monotonic", lambda: next(clock))
+    heard = []
+    LS.run_all(abs, [-1, 2], progress=heard.append)
+    assert heard[0] == f"runs: 1 of 2 done, about {shown} left"
+
+
 @pytest.mark.slow
 def test_a_sweep_at_another_d_k_goes_to_its_own_file_and_the_run_reads_it(tmp_path, capsys):
     path = str(tmp_path / "rates.json")
