@@ -175,8 +175,6 @@ def _tune(arm: Arm, seeds: Sequence[int]) -> dict:
             totals[k] = total
             if total is not None and (total, k) < best:
                 best = (total, k)
-        if best[0] == math.inf:
-            raise ValueError(f"sweep: every rate of {arm_key(arm)} misses on every seed")
         todo = (list(range(low - 1, low - WIDEN - 1, -1)) if best[1] == low else
                 list(range(high + 1, high + WIDEN + 1)) if best[1] == high else [])
         low, high = min([low] + todo), max([high] + todo)

@@ -18,6 +18,7 @@ Training runs of seconds are marked slow.
 
 import ast
 import doctest
+import heapq
 import io
 import json
 import math
@@ -480,10 +481,15 @@ def test_interval_ends_round_outward_and_the_median_to_nearest(args, want):
 
 # ------------------------------------------------------------------ the rate search
 
-def test_the_grid_search_scores_every_rate_and_widens_until_the_winner_is_inside(monkeypatch):
-    # a fake score with its minimum 9 half-octaves above the guess (outside the first grid),
-    # and a tie with the rate above it: the smaller rate wins
-    best = LS.guess("sgd", "1", 16) + 9
+@pytest.mark.parametrize("offset, first, last", [(9, -6, 10), (-9, -10, 6)],
+                         ids=["above the grid", "below the grid"])
+def test_the_grid_search_scores_every_rate_and_widens_until_the_winner_is_inside(
+        monkeypatch, offset, first, last):
+    # a fake score with its minimum 9 half-octaves from the guess g, outside the first grid
+    # g - 6 .. g + 6, and a tie with the rate above it: the smaller rate wins.  The grid
+    # widens by 4 on the winner's side, once: to g + 10 above, to g - 10 below
+    g = LS.guess("sgd", "1", 16)
+    best = g + offset
 
     def total(arm, lr, seeds, bound):
         k = round(2 * math.log2(lr))
@@ -492,8 +498,33 @@ def test_the_grid_search_scores_every_rate_and_widens_until_the_winner_is_inside
     monkeypatch.setattr(LS, "total_steps", total)
     arm = LS.sweep([("sgd", "fixed", "1", 16)], (0,))["arms"]["sgd fixed 1 16"]
     ks = [round(2 * math.log2(lr)) for lr in arm["grid"]]
-    assert ks == list(range(ks[0], ks[-1] + 1)) and len(arm["totals"]) == len(ks)
-    assert ks[0] < best < ks[-1] and arm["lr"] == LS.rate(best)  # inside, the tie to the smaller
+    assert ks == list(range(g + first, g + last + 1)) and len(arm["totals"]) == len(ks)
+    assert arm["lr"] == LS.rate(best) and arm["total_steps"] == 10  # the tie to the smaller
+
+
+def test_a_sweep_runs_in_this_process_the_longest_arm_first_and_weighs_the_time_left(
+        monkeypatch):
+    # an arm's expected cost: the steps of its stored tuning ('>N' counts N) times d_k + 50.
+    # The longest arm runs first; after it, the time left is elapsed * (its cost left / done)
+    arms = [("sgd", "fixed", "1/sqrt(d_k)", 16), ("sgd", "fixed", "1/sqrt(d_k)", 256)]
+    stored = LS.load(LS.RATES_FILE)["arms"]
+    cost = [sum(int(str(t).lstrip(">")) for t in stored[LS.arm_key(arm)]["totals"].values())
+            * (arm[3] + 50) for arm in arms]
+    assert cost[1] > cost[0] > 0
+    pids, d_ks = [], []
+
+    def total(arm, lr, seeds, bound):  # a fake score, best at the arm's guess
+        pids.append(os.getpid())
+        d_ks.append(arm[3])
+        return 10 + abs(round(2 * math.log2(lr)) - LS.guess(arm[0], arm[2], arm[3]))
+    monkeypatch.setattr(LS, "total_steps", total)
+    clock = iter([1000.0, 1100.0, 1130.0])  # the start, then after each arm
+    monkeypatch.setattr(LS.time, "monotonic", lambda: next(clock))
+    heard = []
+    LS.sweep(arms, (0,), progress=heard.append)
+    assert set(pids) == {os.getpid()} and d_ks[0] == 256  # jobs=1: here; the longest first
+    left = 100 * cost[0] / cost[1]
+    assert left < 120 and heard[0] == f"sweep: arms: 1 of 2 done, about {left:.0f} s left"
 
 
 def test_the_scales_are_the_library_s_scale_choices():
@@ -627,14 +658,24 @@ def test_the_pointer_and_diagnostics_records_are_their_own_computations(small):
     d = small["diagnostics"][0]
     task, params = LM.make_task(d["seed"]), LM.initial_weights(d["seed"], 16)
     c = stats.scale_factor(d["scale"], 16)
-    logits, largest = [], []
-    for e in task.held_out:  # the library's own forward pass
-        steps = attention_steps(matmul([e.x_q], params[0]), matmul(e.X, params[1]),
-                                one_hot_values(e), scale=c)
+    logits, largest, gradients, G = [], [], [], []
+    for e in task.held_out:  # the library's own forward and backward pass
+        V = one_hot_values(e)
+        steps = attention_steps(matmul([e.x_q], params[0]), matmul(e.X, params[1]), V, scale=c)
         logits += steps.scaled_scores[0]
         largest.append(max(steps.weights[0]))
-    assert_close([d["logit_std"], d["largest_weight"]],
-                 [statistics.pstdev(logits), statistics.median(largest)], rel=1e-12)
+        t = e.payloads[e.j_star]  # the fixed readout: dL/dO = beta (softmax(beta O) - e_t)
+        dO = [LM.BETA * (p - (i == t))
+              for i, p in enumerate(softmax.softmax([LM.BETA * o for o in steps.output[0]]))]
+        dS = score_gradient(steps.weights, V, [dO])[0]
+        gradients.append(math.sqrt(attention.dot(dS, dS)))
+        dS_X = matmul([dS], e.X)[0]  # |G_i| = c |x_q| |dS X|, G_i = c x_q^T dS X
+        G.append(c * math.sqrt(attention.dot(e.x_q, e.x_q) * attention.dot(dS_X, dS_X)))
+    top = heapq.nlargest(len(G) // 10, G)  # the tenth of the questions with the largest |G_i|
+    assert SMALL.readout == "fixed"  # the loss of dO above
+    assert_close([d["logit_std"], d["largest_weight"], d["gradient"], d["tail_share"]],
+                 [statistics.pstdev(logits), statistics.median(largest),
+                  statistics.median(gradients), math.fsum(top) / math.fsum(G)], rel=1e-12)
 
 
 def test_the_transfer_and_mup_records_run_the_smallest_d_k_s_rate():

@@ -45,3 +45,19 @@ def test_the_slow_tests_are_a_last_step_over_every_path(monkeypatch):
         ["-x", "-m", "slow", "tests/a.py", "tests/b.py"]]
     assert mutate.stages(options, tests[:1], slow=True) == [
         ["-x", "tests/a.py"], ["-x", "-m", "slow", "tests/a.py"]]
+
+
+def test_rerun_reads_the_survivors_of_a_report_without_their_line_numbers(monkeypatch, tmp_path):
+    # the report's lines are `verdict outcome describe()`; a rerun matches the mutants by
+    # key (function, operator and text), so that lines added above them do not matter
+    monkeypatch.syspath_prepend(os.path.join(ROOT, "tools"))
+    import mutate
+    report = tmp_path / "report.txt"
+    report.write_text(
+        "killed    failed   m.py:3:4  f  compare  a < b -> a <= b\n"
+        "survived  passed   m.py:5:8  g.h  arith  x - 1 -> x + 1\n"
+        "survived  passed   dir/m.py:9:1  <module>#2  number  [1.0] * n -> [2.0] * n\n"
+        "survived (not listed as equivalent): 2\n"
+        "  m.py:5:8  g.h  arith  x - 1 -> x + 1\n", encoding="utf-8")
+    assert mutate.survivors(report) == {"m.py:g.h:arith:x - 1->x + 1",
+                                        "dir/m.py:<module>#2:number:[1.0] * n->[2.0] * n"}

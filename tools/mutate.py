@@ -27,7 +27,7 @@ import time  # the baseline run and the timeouts
 from concurrent.futures import ThreadPoolExecutor  # --jobs workers
 from pathlib import Path
 from queue import Queue  # hand each worker a private copy of the repository
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from mutants import Mutant, apply, find_mutants  # tools/mutants.py, beside this file
 
@@ -275,11 +275,26 @@ def _module_path(path: str) -> str:
     return Path(path).as_posix()
 
 
-def select(mutants: List[Mutant], args: argparse.Namespace) -> List[Mutant]:
-    """Return the mutants that --function, --operators and --sample choose, in source order."""
+def survivors(report: Path) -> Set[str]:
+    """Return the keys of the mutants that survived in a report of this tool: its lines
+    `survived  passed   file:line:col  function  operator  original -> mutant`."""
+    keys = set()
+    for line in report.read_text(encoding="utf-8").splitlines():
+        if line.startswith("survived  passed "):
+            where, function, operator, change = line[19:].split("  ")
+            original, mutated = change.split(" -> ", 1)
+            keys.add(f"{where.rsplit(':', 2)[0]}:{function}:{operator}:{original}->{mutated}")
+    return keys
+
+
+def select(mutants: List[Mutant], args: argparse.Namespace,
+           again: Optional[Set[str]] = None) -> List[Mutant]:
+    """Return the mutants that --function, --operators, --sample and the keys `again` (those
+    of --rerun) choose, in source order."""
     chosen = [m for m in mutants if (args.function is None
                                      or m.function.split("#")[0] in args.function)
-              and (args.operators is None or m.operator in args.operators)]
+              and (args.operators is None or m.operator in args.operators)
+              and (again is None or m.key in again)]
     if args.sample is not None and args.sample < len(chosen):
         sample = set(random.Random(args.seed).sample(chosen, args.sample))
         chosen = [m for m in chosen if m in sample]
@@ -301,6 +316,8 @@ def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--function", nargs="+", help="only the mutants inside these "
                         "functions (Class.method for a method)")
     parser.add_argument("--operators", nargs="+", help="only these operators, e.g. raise-delete")
+    parser.add_argument("--rerun", type=Path, metavar="REPORT", help="only the mutants that "
+                        "survived in an earlier report (matched without line numbers)")
     parser.add_argument("--sample", type=int, help="a random sample of N mutants per module")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
@@ -320,6 +337,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          f"that has it")
     modules = [_module_path(m) for m in args.modules]
     equivalents = read_equivalents(EQUIVALENT_FILE)
+    again = None if args.rerun is None else survivors(args.rerun)  # before a report overwrites it
     report_path = args.report or Path(tempfile.gettempdir()) / (
         "mutation-report-" + "-".join(Path(m).stem for m in modules) + ".txt")
     signal.signal(signal.SIGTERM, _interrupt)
@@ -328,7 +346,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for module in modules:
             mutants = find_mutants(module, (ROOT / module).read_text(encoding="utf-8"))
             current |= {m.key for m in mutants}
-            selected = select(mutants, args)
+            selected = select(mutants, args, again)
             if args.list:
                 for m in selected:
                     print(m.describe() + ("  [equivalent]" if m.key in equivalents else ""))
