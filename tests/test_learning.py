@@ -688,6 +688,21 @@ def test_the_transfer_and_mup_records_run_the_smallest_d_k_s_rate():
         assert r["d_k"] == 64 and r["steps"] == direct(r, max_steps=20).steps_to_target
 
 
+def test_a_plan_measures_only_the_runs_and_diagnostics_unless_asked_for_more():
+    # every other measurement is off by default (the command line passes each one): with a
+    # cap of 2 steps both runs miss, so a default of `long` would run them again; with a cap
+    # of 30 the run at d_k = 16 learns, so a default of `logits` would measure it
+    extras = ["logits", "pointer", "transfer", "transfer_logits", "mup", "perturbed", "naive",
+              "per_question", "long"]
+    missed = LS.measure(LS.Plan(("1/sqrt(d_k)",), ("sgd",), (16, 64), (100,), max_steps=2))
+    assert [(r["d_k"], r["steps"]) for r in missed["runs"]] == [(16, None), (64, None)]
+    learned = LS.measure(LS.Plan(("1/sqrt(d_k)",), ("sgd",), (16,), (100,), max_steps=30))
+    assert learned["runs"][0]["steps"] is not None
+    for out in (missed, learned):
+        assert len(out["diagnostics"]) == len(out["runs"])
+        assert [name for name in extras if out[name]] == []
+
+
 def test_the_records_are_the_same_for_every_number_of_jobs(small):
     assert LS.measure(SMALL, jobs=2) == small
 
@@ -741,6 +756,18 @@ def test_the_committed_records_are_what_the_code_computes_at_d_k_16(committed, o
             if (r["optimizer"], r["scale"], r["d_k"]) == (optimizer, "1/sqrt(d_k)", 16)]
     assert want[:3] == LS.steps_to_target(optimizer, "1/sqrt(d_k)", 16, want[0]["lr"],
                                           LS.HELD_OUT_SEEDS[:3])
+
+
+def test_the_published_plan_asks_for_every_kind_of_record_the_committed_file_holds(committed):
+    plan = LS.PUBLISHED
+    assert (plan.scales, plan.optimizers, plan.d_ks, plan.seeds) == (
+        LM.SCALES, LM.OPTIMIZERS, tuple(committed["settings"]["d_ks"]),
+        tuple(committed["settings"]["seeds"]))
+    assert [plan.transfer, plan.logits, plan.summation, plan.per_question, plan.long] == [
+        bool(committed[name]) for name in ("transfer", "logits", "naive", "per_question", "long")]
+    assert plan.perturb == len(committed["perturbed"]) == len(LS.PERTURBATIONS)
+    assert (plan.readout, plan.max_steps, plan.late) == tuple(
+        committed["settings"][name] for name in ("readout", "max_steps", "late"))
 
 
 @pytest.mark.slow
