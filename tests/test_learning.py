@@ -418,6 +418,15 @@ def test_the_late_weights_are_the_initial_ones_at_step_0_and_none_for_a_run_that
     assert cut.at_late is None and cut.at_target is None
 
 
+def test_a_run_that_starts_at_the_target_stops_before_any_step(monkeypatch):
+    # with TARGET 0, the initial weights already count as learned: step 0, no training
+    monkeypatch.setattr(LM, "TARGET", 0.0)
+    run = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0)
+    start = LM.initial_weights(100, 16)
+    assert run.steps_to_target == 0 and run.losses == [] and len(run.accuracies) == 1
+    assert run.at_target == run.final == start
+
+
 def test_a_run_goes_on_to_step_late_and_keeps_the_weights_of_both_steps():
     short = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0)
     long = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0, late=12)
@@ -481,13 +490,14 @@ def test_interval_ends_round_outward_and_the_median_to_nearest(args, want):
 
 # ------------------------------------------------------------------ the rate search
 
-@pytest.mark.parametrize("offset, first, last", [(9, -6, 10), (-9, -10, 6)],
+@pytest.mark.parametrize("offset, first, last", [(11, -6, 14), (-11, -14, 6)],
                          ids=["above the grid", "below the grid"])
 def test_the_grid_search_scores_every_rate_and_widens_until_the_winner_is_inside(
         monkeypatch, offset, first, last):
-    # a fake score with its minimum 9 half-octaves from the guess g, outside the first grid
+    # a fake score with its minimum 11 half-octaves from the guess g, outside the first grid
     # g - 6 .. g + 6, and a tie with the rate above it: the smaller rate wins.  The grid
-    # widens by 4 on the winner's side, once: to g + 10 above, to g - 10 below
+    # widens by 4 on the winner's side, twice (the winner is at the end after the first
+    # time): to g + 14 above, to g - 14 below
     g = LS.guess("sgd", "1", 16)
     best = g + offset
 
