@@ -499,28 +499,33 @@ def test_the_grid_search_scores_every_rate_and_widens_until_the_winner_is_inside
     # widens by 4 on the winner's side, twice (the winner is at the end after the first
     # time): to g + 14 above, to g - 14 below
     g = LS.guess("sgd", "1", 16)
-    best = g + offset
+    best, scored = g + offset, []
 
     def total(arm, lr, seeds, bound):
         k = round(2 * math.log2(lr))
+        scored.append(k)
         score = 10 + abs(k - best) - (k == best + 1)
         return score if score <= bound else None
     monkeypatch.setattr(LS, "total_steps", total)
     arm = LS.sweep([("sgd", "fixed", "1", 16)], (0,))["arms"]["sgd fixed 1 16"]
     ks = [round(2 * math.log2(lr)) for lr in arm["grid"]]
     assert ks == list(range(g + first, g + last + 1)) and len(arm["totals"]) == len(ks)
+    assert sorted(scored) == ks  # each rate of the grid scored once
     assert arm["lr"] == LS.rate(best) and arm["total_steps"] == 10  # the tie to the smaller
 
 
 def test_a_sweep_runs_in_this_process_the_longest_arm_first_and_weighs_the_time_left(
         monkeypatch):
-    # an arm's expected cost: the steps of its stored tuning ('>N' counts N) times d_k + 50.
-    # The longest arm runs first; after it, the time left is elapsed * (its cost left / done)
-    arms = [("sgd", "fixed", "1/sqrt(d_k)", 16), ("sgd", "fixed", "1/sqrt(d_k)", 256)]
+    # an arm's expected cost: the steps of its stored tuning ('>N' counts N), or of a first
+    # grid of 13 misses if it has none, times d_k + 50.  The longest arm runs first; after
+    # each, the time left is elapsed * (the cost left / the cost done)
+    arms = [("sgd", "fixed", "1/sqrt(d_k)", 16), ("sgd", "fixed", "1/sqrt(d_k)", 256),
+            ("sgd", "fixed", "1/sqrt(d_k)", 32)]  # d_k = 32: never tuned
     stored = LS.load(LS.RATES_FILE)["arms"]
+    assert LS.arm_key(arms[2]) not in stored
     cost = [sum(int(str(t).lstrip(">")) for t in stored[LS.arm_key(arm)]["totals"].values())
-            * (arm[3] + 50) for arm in arms]
-    assert cost[1] > cost[0] > 0
+            * (arm[3] + 50) for arm in arms[:2]] + [13 * LS.MISS * (32 + 50)]
+    assert cost[2] > cost[1] > cost[0] > 0
     pids, d_ks = [], []
 
     def total(arm, lr, seeds, bound):  # a fake score, best at the arm's guess
@@ -528,13 +533,14 @@ def test_a_sweep_runs_in_this_process_the_longest_arm_first_and_weighs_the_time_
         d_ks.append(arm[3])
         return 10 + abs(round(2 * math.log2(lr)) - LS.guess(arm[0], arm[2], arm[3]))
     monkeypatch.setattr(LS, "total_steps", total)
-    clock = iter([1000.0, 1100.0, 1130.0])  # the start, then after each arm
+    clock = iter([1000.0, 1100.0, 1130.0, 1140.0])  # the start, then after each arm
     monkeypatch.setattr(LS.time, "monotonic", lambda: next(clock))
     heard = []
     LS.sweep(arms, (0,), progress=heard.append)
-    assert set(pids) == {os.getpid()} and d_ks[0] == 256  # jobs=1: here; the longest first
-    left = 100 * cost[0] / cost[1]
-    assert left < 120 and heard[0] == f"sweep: arms: 1 of 2 done, about {left:.0f} s left"
+    assert set(pids) == {os.getpid()}  # jobs=1: in this process
+    assert list(dict.fromkeys(d_ks)) == [32, 256, 16]  # the longest first
+    left = 100 * (cost[0] + cost[1]) / cost[2]
+    assert left < 120 and heard[0] == f"sweep: arms: 1 of 3 done, about {left:.0f} s left"
 
 
 def test_the_scales_are_the_library_s_scale_choices():
