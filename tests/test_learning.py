@@ -719,6 +719,17 @@ def test_a_plan_measures_only_the_runs_and_diagnostics_unless_asked_for_more():
         assert [name for name in extras if out[name]] == []
 
 
+def test_mup_s_rule_scales_any_rate_by_d_k_over_the_smallest(tmp_path):
+    # the stored rate at d_k = 16 is 4, whose d_k / 16 multiples are whole; sqrt(2) is not
+    arms = {LS.arm_key(("sgd", "fixed", "1/d_k", d_k)): {"lr": math.sqrt(2.0)}
+            for d_k in (16, 64)}
+    path = tmp_path / "rates.json"
+    path.write_text(json.dumps({"arms": arms}), encoding="utf-8")
+    plan = LS.Plan(("1/d_k",), ("sgd",), (16, 64), (100,), rates=str(path), transfer=True,
+                   max_steps=1)
+    assert [r["lr"] for r in LS.measure(plan)["mup"]] == [math.sqrt(2.0) * 4]
+
+
 def test_the_records_are_the_same_for_every_number_of_jobs(small):
     assert LS.measure(SMALL, jobs=2) == small
 
