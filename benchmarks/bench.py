@@ -464,7 +464,7 @@ def bench_learning(out, quick, repeat, rng=None):  # rng: unused, as every secti
 def bench_dots(out, d_ks, seeds, rng=None):  # rng: unused, as every section gets one
     """Time learning_model.dots, the exact dot products, around each of its calls in the
     runs of `--scales all` (the first `seeds` seeds), in this process: the share of the
-    experiment that no change elsewhere can remove without changing its output."""
+    experiment spent in the sums that keep its output the same bytes on every Python."""
     sys.path.insert(0, os.path.join(ROOT, "experiments"))
     import learning_measure
     import learning_model

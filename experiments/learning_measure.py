@@ -155,8 +155,6 @@ def total_steps(arm: Arm, lr: float, seeds: Sequence[int], bound: float) -> Opti
         cap = int(min(MAX_STEPS, bound - total))  # needing more cannot keep within bound
         steps = train(seed, d_k, scale=scale, optimizer=optimizer, lr=lr, readout=readout,
                       max_steps=cap).steps_to_target
-        if steps is None and cap < MAX_STEPS:
-            return None
         total += MISS if steps is None else steps
         if total > bound:
             return None

@@ -278,10 +278,10 @@ def _module_path(path: str) -> str:
 def survivors(report: Path) -> Set[str]:
     """Return the keys of the mutants that survived in a report of this tool: its lines
     `survived  passed   file:line:col  function  operator  original -> mutant`."""
-    keys = set()
+    keys, verdict = set(), "survived  passed   "  # the verdict and outcome columns
     for line in report.read_text(encoding="utf-8").splitlines():
-        if line.startswith("survived  passed "):
-            where, function, operator, change = line[19:].split("  ")
+        if line.startswith(verdict):
+            where, function, operator, change = line[len(verdict):].split("  ")
             original, mutated = change.split(" -> ", 1)
             keys.add(f"{where.rsplit(':', 2)[0]}:{function}:{operator}:{original}->{mutated}")
     return keys
