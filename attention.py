@@ -55,8 +55,8 @@ from itertools import chain  # the heads' outputs, side by side
 from typing import List, NamedTuple, Optional, Sequence
 
 from softmax import (EMPTY, Normalizer, as_flag, as_int, as_list, as_matrix,
-                     as_probabilities, as_real, as_vector, rescale, shown,
-                     softmax, softmax_backward)
+                     as_probabilities, as_real, as_vector, shown, softmax,
+                     softmax_backward)
 
 __all__ = ["dot", "transpose", "matmul", "AttentionSteps", "attention_steps",
            "scaled_dot_product_attention", "causal_mask", "AttentionGrads",
@@ -171,11 +171,14 @@ def _streamed(Q: Matrix, K: Matrix, V: Matrix, c: float, B: Matrix,
         _, S = _logits(Q, K[j:j + block], c, [B_i[j:j + block] for B_i in B])
         V_block = _transpose(V[j:j + block])  # the block's columns of V
         for i, S_i in enumerate(S):
-            m_b = max(S_i)  # -inf when the mask hides the whole block
-            e = [math.exp(s - m_b) if m_b > -math.inf else 0.0 for s in S_i]
+            m_b = max(S_i)
+            if m_b == -math.inf:  # the mask hides the whole block: it adds nothing
+                continue
+            e = [math.exp(s - m_b) for s in S_i]
             d_b = math.fsum(e)
             o_b = _dots([e], V_block)[0]  # sum_j e_j v_j
-            m, r, r_b = rescale(states[i], Normalizer(m_b, d_b))
+            m = max(states[i].m, m_b)  # finite: m_b is
+            r, r_b = math.exp(states[i].m - m), math.exp(m_b - m)  # r = 0 while empty
             states[i] = Normalizer(m, states[i].d * r + d_b * r_b)
             outputs[i] = [r * o + r_b * o_j for o, o_j in zip(outputs[i], o_b)]
     return [[o / state.d for o in o_i] for o_i, state in zip(outputs, states)]

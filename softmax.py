@@ -29,12 +29,12 @@ Public API (`__all__`):
     rescale_factors(a, b)       the factors that the merge applies to each side
     online_logsumexp(state)     m + log(d)
 
-The project's input policy, and one unchecked core, are internal: attention.py,
-stats.py and two programs in scripts/ import them by name, but they are not in
-`__all__` and not checked themselves (their fn and what arguments are the
-caller's own constants, never user input).
+The input policy, public too (`__all__`): the one set of checks with which
+attention.py, stats.py and the programs validate what their callers pass.  Each
+takes the name of the function the caller called (fn) and of the argument
+(what), for its message, and returns new lists: the caller's are never mutated.
 
-Internal (not in `__all__`):
+Input policy (`__all__`):
 
     LIMIT                       2^200: the largest entry the policy admits
     as_list, as_vector, as_matrix, as_real, as_int, as_flag
@@ -42,7 +42,6 @@ Internal (not in `__all__`):
     as_logits, as_probabilities, in_log_range
                                 softmax's input and output; log-softmax's range
     shown(value)                a value as an error message shows it
-    rescale(a, b)               rescale_factors without its checks
 
 >>> [round(p, 4) for p in softmax([1.0, 0.0])]
 [0.7311, 0.2689]
@@ -64,7 +63,10 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "softmax_jacobian",
            "softmax_backward", "Normalizer", "EMPTY", "online_update",
-           "online_merge", "rescale_factors", "online_logsumexp"]
+           "online_merge", "rescale_factors", "online_logsumexp",
+           # the input policy
+           "LIMIT", "as_list", "as_vector", "as_matrix", "as_real", "as_int",
+           "as_flag", "as_logits", "as_probabilities", "in_log_range", "shown"]
 
 Vector = List[float]  # a vector is a list of floats
 Matrix = List[List[float]]  # a matrix is a list of rows
@@ -128,10 +130,9 @@ class Normalizer(NamedTuple):
 EMPTY = Normalizer(-math.inf, 0.0)  # the state before any logit
 
 
-def rescale(a: Normalizer, b: Normalizer) -> Tuple[float, float, float]:
+def _rescale(a: Normalizer, b: Normalizer) -> Tuple[float, float, float]:
     """(m', e^(m_a - m'), e^(m_b - m')), m' = max(m_a, m_b) (derivations.md
-    section 6).  Unchecked: streaming attention calls it on states it built
-    itself."""
+    section 6)."""
     m = max(a.m, b.m)
     if m == -math.inf:  # both empty: e^(-inf - -inf) would be NaN
         return m, 0.0, 0.0
@@ -140,7 +141,7 @@ def rescale(a: Normalizer, b: Normalizer) -> Tuple[float, float, float]:
 
 def _merge(a: Normalizer, b: Normalizer) -> Normalizer:
     """(m', d_a e^(m_a - m') + d_b e^(m_b - m')): the state of both blocks."""
-    m, r_a, r_b = rescale(a, b)
+    m, r_a, r_b = _rescale(a, b)
     return Normalizer(m, a.d * r_a + b.d * r_b)
 
 
@@ -250,7 +251,7 @@ def rescale_factors(a: Normalizer,
     (0.6931471805599453, 0.5, 1.0)
     """
     fn = "rescale_factors"
-    return rescale(_state(fn, a, "a"), _state(fn, b, "b"))
+    return _rescale(_state(fn, a, "a"), _state(fn, b, "b"))
 
 
 def online_logsumexp(state: Normalizer) -> float:
@@ -268,7 +269,7 @@ def online_logsumexp(state: Normalizer) -> float:
 
 
 # ------------------------------------------------------------ the input policy
-# One home for the checks of softmax.py, attention.py and stats.py.  A vector
+# One home for the checks of softmax.py, attention.py, stats.py and the programs.  A vector
 # is a non-empty list of real numbers that are not bools, finite (or -inf where
 # a mask allows it) and at most LIMIT = 2^200 (about 1.6e60) in size; a matrix
 # is a non-empty rectangle of such rows; a size is an int; a flag is a

@@ -2,7 +2,7 @@
 
     python3 benchmarks/accuracy.py [--vectors 200]
 
-Needs no pytest.  The bounds are the ones tests/bounds.py states and
+Needs no pytest.  The bounds are the ones oracles/bounds.py states and
 tests/test_softmax.py asserts:
     softmax:     |p_i - p_i*| / p_i* <= (|x_i - m| + E_p|x - m| + 6) U
     log_softmax: |log p_i - log p_i*| <= (|x_i - m| + |log p_i*| + 2 log1p(s) + (s/(1+s))(M + 3)) U
@@ -13,13 +13,12 @@ import argparse  # --vectors
 import os  # paths
 import sys  # path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if __name__ == "__main__":  # run as a script: the library, and the tests' oracle and bounds
-    sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from oracle import U, decimal_log_softmax, decimal_softmax  # noqa: E402
-from softmax import log_softmax, softmax  # noqa: E402
-from bounds import HOSTILE, log_softmax_error_ratios, random_logits, softmax_error_ratios  # noqa: E402
+from oracles.bounds import HOSTILE, log_softmax_error_ratios, random_logits, softmax_error_ratios
+from oracles.exact import U, decimal_log_softmax, decimal_softmax
+from softmax import log_softmax, softmax
 
 
 def worst_relative_error(computed, exact):

@@ -48,11 +48,12 @@ import sys  # executable, path, version
 import time  # process_time
 import tracemalloc  # peak memory
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if __name__ == "__main__":  # run as `python3 benchmarks/bench.py`: the library is one up
-    sys.path.insert(0, ROOT)
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-import attention  # noqa: E402  (the module under test, from the repo root)
+import attention  # the module under test
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 stats = None  # imported by the main-job section only, so the others run if stats.py breaks
 
@@ -465,9 +466,7 @@ def bench_dots(out, d_ks, seeds, rng=None):  # rng: unused, as every section get
     """Time learning_model.dots, the exact dot products, around each of its calls in the
     runs of `--scales all` (the first `seeds` seeds), in this process: the share of the
     experiment spent in the sums that keep its output the same bytes on every Python."""
-    sys.path.insert(0, os.path.join(ROOT, "experiments"))
-    import learning_measure
-    import learning_model
+    from experiments import learning_measure, learning_model
     spent = [0.0]
     exact = learning_model.dots
 

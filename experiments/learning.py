@@ -9,7 +9,6 @@ docs/experiments.md is the study: what is measured, the results, and their condi
 
 Public API (`__all__`), for scripts/build.py and the tests:
     docs_data()                  every table of the docs, from the committed records
-    figure(data)                 the SVG of steps to TARGET against d_k
     markdown_values(data)        the inline numbers of the docs, by marker name
     markdown_blocks(data)        the generated Markdown tables, by marker name
     main(argv)                   the command line; returns the exit status
@@ -22,16 +21,16 @@ import sys  # sys.path when run as a script; stdout, stderr
 import time  # the wall time
 from typing import Dict, Optional, Sequence, Tuple
 
-if __name__ == "__main__":  # run as a script, the library sits one folder up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-import learning_tables as tables  # noqa: E402
-from learning_measure import (D_KS, HELD_OUT_SEEDS, LATE, LONG, MISS, PERTURBATIONS,  # noqa: E402
-                              PUBLISHED, RATES_FILE, RESULTS_FILE, TUNING_SEEDS, Plan,
-                              arm_key, default_arms, load, measure, sweep)
-from learning_model import OPTIMIZERS, READOUTS, SCALES, TARGET  # noqa: E402
+from experiments import learning_tables as tables
+from experiments.learning_measure import (D_KS, HELD_OUT_SEEDS, LATE, LONG, PERTURBATIONS,
+                                          PUBLISHED, RATES_FILE, RESULTS_FILE, TUNING_SEEDS, Plan,
+                                          arm_key, default_arms, load, measure, sweep)
+from experiments.learning_model import OPTIMIZERS, READOUTS, SCALES, TARGET
 
-__all__ = ["docs_data", "figure", "markdown_values", "markdown_blocks", "main"]
+__all__ = ["docs_data", "markdown_values", "markdown_blocks", "main"]
 
 DEFAULT_SCALES = ("1/sqrt(d_k)", "1/d_k")  # the two cheap arms: --scales all adds two
 
@@ -52,35 +51,6 @@ def docs_data() -> dict:
             raise ValueError("docs_data: results.json was made with other rates than "
                              "tuned_rates.json; run `python3 experiments/learning.py --publish`")
     return tables.tables(results)
-
-
-COLOURS = {"1/sqrt(d_k)": ("#000000", "circle"), "1/d_k": ("#0072B2", "square"),
-           "1/ln(d_k)": ("#009E73", "diamond"), "1": ("#D55E00", "triangle")}  # Okabe-Ito
-DASHES = {"sgd": "", "adam": "6 3"}
-
-
-def figure(data: dict) -> str:
-    """Return the SVG of median steps to TARGET against d_k, one line per scale and
-    optimizer, with the published intervals as bars (a miss drawn at MAX_STEPS + 1)."""
-    from figures import Axis, Series, plot  # scripts/figures.py: on the path of build and tests
-
-    def y(v):
-        return float(MISS) if v is None else float(v)
-
-    series = []
-    for scale in SCALES:
-        for optimizer in OPTIMIZERS:
-            rows = [r for r in data["table"] if (r["scale"], r["optimizer"]) == (scale,
-                                                                                   optimizer)]
-            series.append(Series(f"{scale}, {tables.NAMES[optimizer]}",
-                                 [float(r["d_k"]) for r in rows], [y(r["median"]) for r in rows],
-                                 [tuple(y(v) for v in r["published"]) for r in rows],
-                                 style=(COLOURS[scale][0], DASHES[optimizer], COLOURS[scale][1])))
-    d_ks = data["settings"]["d_ks"]
-    return plot(f"Steps to {TARGET:.0%} held-out accuracy, tuned rates",
-                Axis("d_k (log scale)", log=True, ticks=[float(d) for d in d_ks]),
-                Axis(f"median steps, {len(data['settings']['seeds'])} seeds (log scale; "
-                     f"{MISS} = missed)", log=True), series)
 
 
 def markdown_values(data: dict) -> Dict[str, str]:

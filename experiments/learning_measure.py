@@ -35,16 +35,16 @@ from fractions import Fraction  # the sign test's exact binomial tail
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library sits one folder up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from attention import dot, matmul, transpose  # noqa: E402
-from learning_model import (BATCH, BETA, D_MODEL, HELD_OUT, ITEMS, MAX_STEPS, PER_QUESTION,  # noqa: E402
-                            READOUTS, SCALES, TARGET, Task, initial_weights,
-                            logit_matrix_transposed,
-                            logit_table, make_task, model, question_gradient, question_scores,
-                            train)
-from stats import median_interval, scale_factor, variance  # noqa: E402
+from attention import dot, matmul, transpose
+from experiments.learning_model import (BATCH, BETA, D_MODEL, HELD_OUT, ITEMS, MAX_STEPS,
+                                        PER_QUESTION, READOUTS, SCALES, TARGET, Task,
+                                        initial_weights, logit_matrix_transposed, logit_table,
+                                        make_task, model, question_gradient, question_scores,
+                                        train)
+from stats import median_interval, scale_factor, variance
 
 __all__ = ["D_KS", "TUNING_SEEDS", "HELD_OUT_SEEDS", "POINTER_SCALES", "LATE", "LONG",
            "PERTURBATIONS", "MISS", "SWEEP_RULE", "RATES_FILE", "RESULTS_FILE", "run_all",

@@ -47,11 +47,11 @@ from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library sits one folder up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from softmax import log_softmax, softmax, softmax_backward  # noqa: E402
-from stats import layer_norm, scale_factor  # noqa: E402
+from softmax import log_softmax, softmax, softmax_backward
+from stats import layer_norm, scale_factor
 
 __all__ = ["D_MODEL", "ITEMS", "BETA", "BATCH", "HELD_OUT", "TARGET", "MAX_STEPS", "SCALES",
            "OPTIMIZERS", "PER_QUESTION", "READOUTS", "EPS", "Question", "Task", "make_task",

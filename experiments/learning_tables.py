@@ -27,13 +27,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library sits one folder up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from learning_measure import (POINTER_SCALES, LATE, LONG, Logits, Diagnostics, paired,  # noqa: E402
-                              sign_test, summarise)
-from learning_model import MAX_STEPS, OPTIMIZERS, PER_QUESTION, SCALES, TARGET  # noqa: E402
-from stats import median_interval  # noqa: E402
+from experiments.learning_measure import (POINTER_SCALES, LATE, LONG, Logits, Diagnostics, paired,
+                                          sign_test, summarise)
+from experiments.learning_model import MAX_STEPS, OPTIMIZERS, PER_QUESTION, SCALES, TARGET
+from stats import median_interval
 
 __all__ = ["tables", "row_of", "report", "blocks", "values", "markdown_table", "text_table",
            "fmt", "fmt_rate", "steps_text", "seed_range", "NAMES", "SLUGS"]

@@ -20,11 +20,10 @@ from typing import List, NamedTuple, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from judge import Case, Conventions  # noqa: E402
+from interview.judge import Case, Conventions
 
 SPELLINGS = {
     "mask": ("mask", "attn_mask", "attention_mask"),

@@ -22,26 +22,23 @@ check_mha, MODES, Report, Result, UsageError, main.
 import os  # paths
 import sys  # sys.path when run as a script, stdout, stderr
 
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+import argparse  # the command line
+import functools  # the questions of a page, read once
+import re  # Markdown headings and their anchors
+import signal  # SIGTERM ends a run as Ctrl-C does
+import threading  # signal handlers belong to the main thread
+from typing import Callable, List, NamedTuple, Optional
+
+from interview import mode_backward, mode_forward, mode_mha, mode_online, mode_softmax
+from interview.calling import CallError, arguments, needs, plan
+from interview.judge import (DIED, IMPORT_FAILED, NOT_RUN, TIME_OUT, UNREADABLE, Conventions,
+                             Mistake, Verdict, batch, expect_batch, judge)
+from interview.runner import Child, LoadError
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
-if __name__ == "__main__":  # run as a script: the library, and scripts/ for lowprecision.py
-    sys.path[1:1] = [ROOT, os.path.join(ROOT, "scripts")]
-
-import argparse  # noqa: E402 - the command line
-import functools  # noqa: E402 - the questions of a page, read once
-import re  # noqa: E402 - Markdown headings and their anchors
-import signal  # noqa: E402 - SIGTERM ends a run as Ctrl-C does
-import threading  # noqa: E402 - signal handlers belong to the main thread
-from typing import Callable, List, NamedTuple, Optional  # noqa: E402
-
-import mode_backward  # noqa: E402
-import mode_forward  # noqa: E402
-import mode_mha  # noqa: E402
-import mode_online  # noqa: E402
-import mode_softmax  # noqa: E402
-from calling import CallError, arguments, needs, plan  # noqa: E402
-from judge import (DIED, IMPORT_FAILED, NOT_RUN, TIME_OUT, UNREADABLE,  # noqa: E402
-                   Conventions, Mistake, Verdict, batch, expect_batch, judge)
-from runner import Child, LoadError  # noqa: E402
 
 __all__ = ["check", "check_attention", "check_softmax", "check_backward", "check_online",
            "check_mha", "MODES", "Report", "Result", "UsageError", "main"]

@@ -24,11 +24,10 @@ from typing import Callable, List, NamedTuple, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from lowprecision import FORMATS  # the formats whose precision an error is matched against  # noqa: E402
+from lowprecision.emulation import FORMATS
 
 TOL = 1e-9  # an entry passes within TOL * max(1, the largest |entry| of the answer)
 NO_KEY_TOL = 1e-5  # the same for a convention of a query with no key: they differ by far more

@@ -16,14 +16,13 @@ from typing import List, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from attention import attention_backward, matmul, transpose  # noqa: E402
-from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance  # noqa: E402
-from mode_forward import (BY_D_K, NO_SCALE, T, allowed, default_scale, gauss, logits, mix,  # noqa: E402
-                          other_alignment, rounded, softmax_row, title)
+from attention import attention_backward, matmul, transpose
+from interview.judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
+from interview.mode_forward import (BY_D_K, NO_SCALE, T, allowed, default_scale, gauss, logits,
+                                    mix, other_alignment, rounded, softmax_row, title)
 
 BACKWARD = "interview.md#derive-the-attention-backward-pass"
 UNSCALED = Mistake("dQ, dK unscaled", BACKWARD)

@@ -16,14 +16,13 @@ from typing import List, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from attention import causal_mask, matmul, scaled_dot_product_attention, transpose  # noqa: E402
-from judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,  # noqa: E402
-                   tolerance, worst)
-from lowprecision import dot_in, round_to, softmax_in  # noqa: E402
+from attention import causal_mask, matmul, scaled_dot_product_attention, transpose
+from interview.judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,
+                             tolerance, worst)
+from lowprecision.emulation import dot_in, round_to, softmax_in
 
 Matrix = List[List[float]]  # a matrix is a list of rows
 
@@ -345,7 +344,7 @@ def _whole(S: Matrix) -> Matrix:
 # ----------------------------------------------- explaining an error no mistake gives
 
 def in_format(case: Case, keep, fmt: str) -> Optional[list]:
-    """The answer with every operation rounded to fmt (scripts/lowprecision.py)."""
+    """The answer with every operation rounded to fmt (lowprecision/emulation.py)."""
     Q, K, V = case.args
     c, columns = round_to(default_scale(case), fmt), list(zip(*V))
     answer = []

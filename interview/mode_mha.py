@@ -14,14 +14,14 @@ from typing import List
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from attention import matmul, multi_head_attention  # noqa: E402
-from judge import UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance  # noqa: E402
-from mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, gauss, logits, mix,  # noqa: E402
-                          other_alignment, rounded, softmax_row, stack, unpack)
+from attention import matmul, multi_head_attention
+from interview.judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,
+                             tolerance)
+from interview.mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, gauss, logits, mix,
+                                    other_alignment, rounded, softmax_row, stack, unpack)
 
 MULTI = "interview.md#write-multi-head-attention"
 BY_SQRT_D_MODEL = Mistake("scale 1/sqrt(d_model)", MULTI)

@@ -18,15 +18,14 @@ from typing import List
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from attention import matmul, transpose  # noqa: E402
-from judge import Case, Expectation, Mistake, Mode, Variant, close, tolerance  # noqa: E402
-from mode_forward import (BY_D_K, NO_SCALE, allowed, default_scale, exp_ieee, fitted_scale,  # noqa: E402
-                          gauss, in_format, logits, logits_case, no_key, other_alignment,
-                          right_answer, stack, title, unpack)
+from attention import matmul, transpose
+from interview.judge import Case, Expectation, Mistake, Mode, Variant, close, tolerance
+from interview.mode_forward import (BY_D_K, NO_SCALE, allowed, default_scale, exp_ieee,
+                                    fitted_scale, gauss, in_format, logits, logits_case, no_key,
+                                    other_alignment, right_answer, stack, title, unpack)
 
 ONE_PASS = "interview.md#write-attention-in-one-pass"
 MAX_FROM_0 = Mistake("running max from 0", ONE_PASS)

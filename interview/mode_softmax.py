@@ -7,14 +7,13 @@ from typing import List
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
-if __name__ == "__main__":  # run as a script: the library one folder up, and scripts/
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[1:1] = [_root, os.path.join(_root, "scripts")]
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance  # noqa: E402
-from lowprecision import softmax_in  # noqa: E402
-from mode_forward import NO_SHIFT, SHIFT_FIRST, SHIFT_MIN, softmax_row  # noqa: E402
-from softmax import softmax  # noqa: E402
+from interview.judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
+from lowprecision.emulation import softmax_in
+from interview.mode_forward import NO_SHIFT, SHIFT_FIRST, SHIFT_MIN, softmax_row
+from softmax import softmax
 
 NOT_NORMALISED = Mistake("not normalised", "interview.md#over-which-axis-does-softmax-run")
 EXP_ONLY = Mistake("exp(x), not normalised", "interview.md#over-which-axis-does-softmax-run")

@@ -29,19 +29,17 @@ import sys  # exit, stderr, path
 import time  # the steps' times
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence
 
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+import stats
+from experiments import learning, learning_measure, learning_model, learning_tables
+from scripts import compensated, lowprecision_tables, report_tables, worked_examples
+from scripts.figures import Axis, Series, plot, write_atomic
+from softmax import softmax
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-if __name__ == "__main__":  # run as a script: the library and the study's code are beside us
-    sys.path[:0] = [ROOT, os.path.join(ROOT, "experiments")]
-
-import compensated  # noqa: E402
-import learning  # noqa: E402
-import lowprecision_tables  # noqa: E402
-import report_tables  # noqa: E402
-import stats  # noqa: E402
-import worked_examples  # noqa: E402
-from figures import Axis, Series, plot, write_atomic  # noqa: E402
-from softmax import softmax  # noqa: E402
 
 MARKDOWN = ["README.md", "docs/README.md", "docs/derivations.md", "docs/equations.md",
             "docs/documents.md", "docs/worked-examples.md", "docs/interview.md",
@@ -201,9 +199,33 @@ def figure_softmax(data: Data) -> str:
                         style=2)])
 
 
+LEARNING_COLOURS = {"1/sqrt(d_k)": ("#000000", "circle"), "1/d_k": ("#0072B2", "square"),
+                    "1/ln(d_k)": ("#009E73", "diamond"),
+                    "1": ("#D55E00", "triangle")}  # Okabe-Ito
+LEARNING_DASHES = {"sgd": "", "adam": "6 3"}
+
+
 def figure_learning(data: Data) -> str:
-    """Median steps to 90% against d_k for the four scales, with their intervals."""
-    return learning.figure(data.learning)
+    """Median steps to 90% held-out accuracy against d_k, one line per scale and optimizer,
+    with the published intervals as bars (a miss drawn at MAX_STEPS + 1)."""
+    def y(v):
+        return float(learning_measure.MISS) if v is None else float(v)
+
+    series = []
+    for scale in learning_model.SCALES:
+        colour, marker = LEARNING_COLOURS[scale]
+        for optimizer in learning_model.OPTIMIZERS:
+            rows = [r for r in data.learning["table"]
+                    if (r["scale"], r["optimizer"]) == (scale, optimizer)]
+            series.append(Series(f"{scale}, {learning_tables.NAMES[optimizer]}",
+                                 [float(r["d_k"]) for r in rows], [y(r["median"]) for r in rows],
+                                 [tuple(y(v) for v in r["published"]) for r in rows],
+                                 style=(colour, LEARNING_DASHES[optimizer], marker)))
+    d_ks = data.learning["settings"]["d_ks"]
+    return plot(f"Steps to {learning_model.TARGET:.0%} held-out accuracy, tuned rates",
+                Axis("d_k (log scale)", log=True, ticks=[float(d) for d in d_ks]),
+                Axis(f"median steps, {len(data.learning['settings']['seeds'])} seeds (log scale; "
+                     f"{learning_measure.MISS} = missed)", log=True), series)
 
 
 FIGURES: Dict[str, Callable[[Data], str]] = {
@@ -217,7 +239,7 @@ FIGURES: Dict[str, Callable[[Data], str]] = {
 # ------------------------------------------------------------- the whiteboard
 
 CORES = {  # module -> the functions that are its mathematics, in the order of the derivation
-    "softmax": ["softmax", "_log_normaliser", "_jacobian", "_backward", "rescale", "_merge"],
+    "softmax": ["softmax", "_log_normaliser", "_jacobian", "_backward", "_rescale", "_merge"],
     "attention": ["_dots", "_default_scale", "_logits", "_attention", "_score_gradient",
                   "_backward", "_streamed"],
     "stats": ["_centred", "_variance", "_product_variance", "_moments", "_entropy",

@@ -6,7 +6,7 @@ Needs torch and/or jax, which this project does not depend on: run it in a throw
 virtual environment (for example `python3 -m venv /tmp/fw && /tmp/fw/bin/pip install torch
 jax jaxlib` and `/tmp/fw/bin/python scripts/check_frameworks.py`).  A library that is not
 installed is skipped.  Everything runs on the CPU, in float64, float32, float16 and
-bfloat16, and each low-precision result is printed beside what scripts/lowprecision.py's
+bfloat16, and each low-precision result is printed beside what lowprecision/emulation.py's
 emulation computes for the same case ("emulation: ..."), so a disagreement shows.
 
 The first lines of each library's report are the float64 checks of the API table
@@ -24,12 +24,12 @@ import platform  # the Python version, for the record
 import sys  # path
 from typing import List, Sequence
 
-if __name__ == "__main__":  # run as `python3 scripts/check_frameworks.py`: the library is one up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-import lowprecision  # noqa: E402
-from lowprecision_tables import KEEP, NONE, SCORES  # noqa: E402
-from softmax import softmax  # noqa: E402
+from lowprecision import emulation
+from scripts.lowprecision_tables import KEEP, NONE, SCORES
+from softmax import softmax
 
 __all__ = ["check_torch", "check_jax", "outcome"]
 
@@ -56,7 +56,7 @@ def outcome(p: Sequence[float], keep: Sequence[bool]) -> str:
 def _emulated(keep: List[bool], fill: float, dtype: str, how: str) -> str:
     if dtype == "float64":
         return ""
-    p = lowprecision.softmax_in(lowprecision.mask_scores(SCORES, keep, fill, dtype, how), dtype)
+    p = emulation.softmax_in(emulation.mask_scores(SCORES, keep, fill, dtype, how), dtype)
     return f"   (emulation: {outcome(p, keep)})"
 
 
@@ -90,7 +90,7 @@ def check_torch() -> None:
     x = 1 + 2 ** -8 + 2 ** -30
     print(f"  {x!r} float64 -> bfloat16:",
           torch.tensor(x, dtype=torch.float64).to(torch.bfloat16).item(),
-          f"(emulation: {lowprecision.round_to(x, 'bfloat16')})")
+          f"(emulation: {emulation.round_to(x, 'bfloat16')})")
     for name in DTYPES:
         dt = getattr(torch, name)
         print(f" {name}")
@@ -112,14 +112,14 @@ def check_torch() -> None:
                     said = "RuntimeError (the fill overflows)"
                 print(f"  {row:12} {fill:<6g} masked_fill:  {said:22}"
                       f"{_emulated(keep, fill, name, 'fill')}".rstrip())
-        t = lowprecision.exp_threshold(name)
-        big = torch.tensor([t.stored, lowprecision.round_to(t.overflow_from, name)],
+        t = emulation.exp_threshold(name)
+        big = torch.tensor([t.stored, emulation.round_to(t.overflow_from, name)],
                            dtype=torch.float64).to(dt)  # the last finite exp, the next number
         print(f"  exp({big.tolist()}):", torch.exp(big).tolist())
         row = torch.tensor([10.0, 11.0, 12.0], dtype=dt)
         print("  unshifted softmax of [10, 11, 12]:",
               (torch.exp(row) / torch.exp(row).sum()).double().tolist(),
-              f"(emulation: {lowprecision.softmax_in([10.0, 11.0, 12.0], name, shift=False)})")
+              f"(emulation: {emulation.softmax_in([10.0, 11.0, 12.0], name, shift=False)})")
         print("  torch.softmax of [10, 11, 12]:", torch.softmax(row, -1).double().tolist())
         if name in ("float16", "bfloat16"):
             _rounded_once(lambda x: torch.softmax(x, -1), lambda x: x.double(),
@@ -143,8 +143,8 @@ def _rounded_once(fn, wide, make, narrow, exp, said: str, dtype: str, rows: int 
         got = fn(x)
         once += bool((got == want).all())
         per_op += bool((e_narrow / e_narrow.sum() != want).any())
-        ours = lowprecision.softmax_in([float(v) for v in x.tolist()], dtype)
-        gaps = [abs(a - b) / (lowprecision.next_up(b, dtype) - b)
+        ours = emulation.softmax_in([float(v) for v in x.tolist()], dtype)
+        gaps = [abs(a - b) / (emulation.next_up(b, dtype) - b)
                 for a, b in zip([float(v) for v in got.tolist()], ours)]
         emulated += max(gaps) > 0
         ulps = max([ulps] + gaps)
@@ -159,7 +159,7 @@ def _rounded_once(fn, wide, make, narrow, exp, said: str, dtype: str, rows: int 
 def _times_reciprocal(x: List[float], dtype: str) -> List[float]:
     """The emulation's softmax with p_i = e_i * (1/Z), each step rounded to dtype, instead
     of e_i / Z: what XLA makes of the division."""
-    r = functools.partial(lowprecision.round_to, fmt=dtype)
+    r = functools.partial(emulation.round_to, fmt=dtype)
     m = max(x)
     e = [r(math.exp(r(v - m))) for v in x]
     inverse = r(1 / r(math.fsum(e)))
@@ -227,7 +227,7 @@ def check_jax() -> None:
     _causal_weights(jax.nn.dot_product_attention(q, k, eye, is_causal=True)[0, :, 0])
     x = 1 + 2 ** -8 + 2 ** -30
     print(f"  {x!r} float64 -> bfloat16:", float(jnp.asarray(x, jnp.float64).astype(jnp.bfloat16)),
-          f"(emulation: {lowprecision.round_to(x, 'bfloat16')})")
+          f"(emulation: {emulation.round_to(x, 'bfloat16')})")
     for name in DTYPES:
         dt = getattr(jnp, name)
         print(f" {name}")
@@ -243,8 +243,8 @@ def check_jax() -> None:
                     said = "added:       " if how == "add" else "written over:"
                     print(f"  {row:12} {fill:<6g} {said} {outcome(p, keep):22}"
                           f"{_emulated(keep, fill, name, how)}".rstrip())
-        t = lowprecision.exp_threshold(name)
-        big = jnp.asarray([t.stored, lowprecision.round_to(t.overflow_from, name)]).astype(dt)
+        t = emulation.exp_threshold(name)
+        big = jnp.asarray([t.stored, emulation.round_to(t.overflow_from, name)]).astype(dt)
         print(f"  exp({[float(b) for b in big]}):", [float(e) for e in jnp.exp(big)])
         row = jnp.asarray([10.0, 11.0, 12.0]).astype(dt)
         print("  unshifted softmax of [10, 11, 12]:",

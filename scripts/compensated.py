@@ -38,11 +38,11 @@ import sys  # path, exit
 from decimal import Decimal, localcontext  # the 60-digit reference
 from typing import Dict, List, Optional, Sequence, Tuple
 
-if __name__ == "__main__":  # run as `python3 scripts/compensated.py`: the library is one up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from softmax import log_softmax, softmax  # noqa: E402
-from tables import table  # noqa: E402
+from softmax import log_softmax, softmax
+from scripts.tables import table
 
 __all__ = ["two_difference", "compensated_softmax", "compensated_log_softmax", "ulp_errors",
            "condition_number", "condition_bound", "CASES", "CONDITION_EXAMPLE",

@@ -20,15 +20,15 @@ import os  # the library's folder, when run as a script
 import sys  # path
 from typing import Dict, List, Tuple
 
-if __name__ == "__main__":  # run as a script: the library is one folder up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from lowprecision import (  # noqa: E402
-    FORMATS, Probability, dot_overflow, exp_threshold, exp_underflow, largest_finite,
-    mask_scores, next_up, overflow_monte_carlo, overflow_probability, round_to,
-    significant_bits, smallest_positive, softmax_in)
-from softmax import softmax  # noqa: E402
-from tables import estimate, table  # noqa: E402
+from lowprecision.emulation import (FORMATS, Probability, dot_overflow, exp_threshold,
+                                    exp_underflow, largest_finite, mask_scores, next_up,
+                                    overflow_monte_carlo, overflow_probability, round_to,
+                                    significant_bits, smallest_positive, softmax_in)
+from softmax import softmax
+from scripts.tables import estimate, table
 
 __all__ = ["values", "blocks", "SCORES", "KEEP", "NONE", "FILLS", "HOW", "LOGITS", "KEYS",
            "LONG", "D_KS", "SEED", "ROWS", "NORM_D_KS"]

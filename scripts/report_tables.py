@@ -24,14 +24,14 @@ import os  # the library's folder, when run as a script
 import sys  # path
 from typing import Dict, List, Sequence
 
-if __name__ == "__main__":  # run as `python3 scripts/report_tables.py`: the library is one up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-import attention  # noqa: E402
-import scales  # noqa: E402
-import stats  # noqa: E402
-from softmax import log_softmax  # noqa: E402
-from tables import estimate, table  # noqa: E402
+import attention
+from scripts import scales
+import stats
+from softmax import log_softmax
+from scripts.tables import estimate, table
 
 __all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "LENGTHS",
            "REPORT_HEAD", "additive", "values", "blocks"]

@@ -28,10 +28,10 @@ import sys  # path, exit
 from fractions import Fraction  # exact variances
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
-if __name__ == "__main__":  # run as `python3 scripts/scales.py`: the library is one up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from softmax import as_int, as_list, as_real  # noqa: E402
+from softmax import as_int, as_list, as_real
 
 __all__ = ["LogitVariance", "logit_variance", "PLACES", "INPUTS", "LengthRow", "length_axis",
            "steady_gap"]

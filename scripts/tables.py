@@ -22,10 +22,10 @@ import os  # the library's folder, when run as a script
 import sys  # path
 from typing import Sequence
 
-if __name__ == "__main__":  # run as `python3 scripts/tables.py`: the library is one up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-import stats  # noqa: E402
+import stats
 
 __all__ = ["table", "estimate"]
 

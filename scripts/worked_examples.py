@@ -30,12 +30,12 @@ import statistics  # NormalDist, for the coverage of a quoted range
 import sys  # path, exit
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-if __name__ == "__main__":  # run as `python3 scripts/worked_examples.py`: the library is one up
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from softmax import log_softmax, softmax, softmax_jacobian  # noqa: E402
-from stats import dot_product_variance, scale_factor, scaled_variance  # noqa: E402
-from tables import table  # noqa: E402
+from softmax import log_softmax, softmax, softmax_jacobian
+from stats import dot_product_variance, scale_factor, scaled_variance
+from scripts.tables import table
 
 __all__ = ["DOCUMENTS", "QuotedExample", "DOCUMENT_EXAMPLES", "QuotedSpread",
            "DOCUMENT_SPREADS", "agrees_with_quote", "first_derivative",

@@ -1,8 +1,8 @@
 """Session fixtures shared by several test files, and the lines the test run ends with:
 why each skipped test was skipped, and how to run the slow tests that the default run
-deselects.  The bounded comparison lives in tests/helpers.py (`from helpers import
-assert_close`); paths come from pytest's configuration (pyproject.toml: pythonpath), not
-from here."""
+deselects.  The bounded comparison lives in tests/helpers.py (`from tests.helpers import
+assert_close`); the one path, the repository's root, comes from pytest's configuration
+(pyproject.toml: pythonpath), not from here."""
 
 import collections  # Counter, of the skip reasons
 import os  # the interpreter's path, as the reader would type it
@@ -10,6 +10,9 @@ import sys  # the interpreter running the tests
 
 import pytest
 
+# The readers are candidate files for the checker, which loads each in a child process of its
+# own; pytest's --doctest-modules would import them all into the test process.
+collect_ignore = ["readers"]
 RUN_ALL = '-m "slow or not slow"'  # the option that runs every test, as README.md says
 
 

@@ -1,6 +1,6 @@
 """The row-by-row reference of stats' saturation and gradient statistics.
 
-oracle.chi_square_rows re-makes the draws of stats' rows; explicit_row builds a
+oracles.exact.chi_square_rows re-makes the draws of stats' rows; explicit_row builds a
 (Q, K, V, G) with exactly those scores, dP, |q|^2 and chi^2(d_k - 1), through
 which the library's public attention functions (attention_steps,
 softmax_jacobian, score_gradient, attention_backward) compute each statistic from
@@ -10,7 +10,7 @@ its definition.  Shared by test_stats.py and test_report.py.
 import math  # sqrt, fsum
 
 from attention import attention_backward, attention_steps, score_gradient
-from oracle import chi_square_rows, decimal_entropy
+from oracles.exact import chi_square_rows, decimal_entropy
 from softmax import softmax_jacobian
 
 D_V = 8  # the width of V and G in the rows of saturation_stats and gradient_stats

@@ -16,9 +16,9 @@ from attention import (AttentionSteps, additive_attention, additive_attention_co
                        dot_product_attention_cost, matmul, multi_head_attention,
                        scaled_dot_product_attention, score_gradient, streaming_attention,
                        transpose)
-from bounds import dot_bound, softmax_bounds, spread
-from helpers import assert_close
-from oracle import U, decimal_softmax, fraction_matmul, matrix_gradient, random_matrix
+from oracles.bounds import dot_bound, softmax_bounds, spread
+from tests.helpers import assert_close
+from oracles.exact import U, decimal_softmax, fraction_matmul, matrix_gradient, random_matrix
 from softmax import LIMIT
 
 INF = math.inf

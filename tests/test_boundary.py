@@ -24,7 +24,7 @@ from attention import (MAX_SCORES, additive_attention, additive_attention_cost,
 from softmax import (EMPTY, LIMIT, Normalizer, as_flag, as_int, as_list, as_logits,
                      as_matrix, as_probabilities, as_real, as_vector, in_log_range,
                      log_softmax, logsumexp, online_logsumexp, online_merge, online_update,
-                     rescale, rescale_factors, shown, softmax, softmax_backward,
+                     rescale_factors, shown, softmax, softmax_backward,
                      softmax_jacobian)
 
 INF, NAN = math.inf, math.nan
@@ -710,12 +710,12 @@ def test_every_attention_entry_point_refuses_more_than_max_scores(fn, names, cal
                  "16787457 entries", f"MAX_SCORES = {MAX_SCORES}")
 
 
-# ------------------------------------------------------------ the internal core
+# ------------------------------------------------------------ the merge's factors
 
-def test_rescale_is_rescale_factors_without_its_checks():
+def test_rescale_factors_moves_both_states_to_the_larger_max():
     a, b = Normalizer(0.0, 1.0), Normalizer(math.log(2.0), 3.0)
-    assert rescale(a, b) == rescale_factors(a, b) == (math.log(2.0), 0.5, 1.0)
-    assert rescale(EMPTY, EMPTY) == (-INF, 0.0, 0.0)
+    assert rescale_factors(a, b) == (math.log(2.0), 0.5, 1.0)
+    assert rescale_factors(EMPTY, b) == (math.log(2.0), 0.0, 1.0)  # e^-inf: nothing to move
 
 
 def test_softmax_backward_takes_zero_weights_and_exact_numbers():

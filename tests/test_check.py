@@ -20,15 +20,10 @@ import time
 
 import pytest
 
-import check
-import judge
-import mode_backward
-import mode_forward as F
-import mode_mha
-import mode_online
-import mode_softmax
-from calling import CallError, Plan, arguments, plan
-from runner import Reply
+from interview import check, judge, mode_backward, mode_mha, mode_online, mode_softmax
+from interview import mode_forward as F
+from interview.calling import CallError, Plan, arguments, plan
+from interview.runner import Reply
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 READERS = os.path.join(HERE, "readers")
@@ -839,7 +834,7 @@ def test_the_page_lists_each_modes_cases_as_the_checker_runs_them():
 def test_the_page_lists_the_spellings_the_checker_takes():
     rows = re.findall(r"^\| (mask|causal flag|scale|block size|dropout) \| (.+?) \|",
                       checker_page(), re.M)
-    from calling import SPELLINGS
+    from interview.calling import SPELLINGS
     listed = [re.findall(r"`(\w+)`", spellings) for _, spellings in rows]
     assert listed == [list(names) for names in SPELLINGS.values()]
 

@@ -14,9 +14,9 @@ from fractions import Fraction
 
 import pytest
 
-import compensated
-from helpers import assert_close
-from oracle import decimal_log_softmax, decimal_softmax
+from scripts import compensated
+from tests.helpers import assert_close
+from oracles.exact import decimal_log_softmax, decimal_softmax
 from softmax import softmax
 
 

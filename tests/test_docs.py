@@ -23,13 +23,10 @@ from decimal import ROUND_HALF_EVEN, Decimal
 import pytest
 
 import attention
-import build
-import figures
 import softmax
 import stats
-import tables
-import whiteboard
-from helpers import assert_close
+from scripts import build, figures, tables, whiteboard
+from tests.helpers import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")

@@ -22,15 +22,16 @@ import pytest
 
 from attention import (additive_attention, additive_attention_cost, attention_steps,
                        dot_product_attention_cost, dot, scaled_dot_product_attention)
-from helpers import assert_close
-from oracle import U, decimal_softmax, fraction_matmul, random_matrix
+from tests.helpers import assert_close
+from oracles.exact import U, decimal_softmax, fraction_matmul, random_matrix
 from softmax import log_softmax, softmax, softmax_backward, softmax_jacobian
 from stats import (additive_score_variance, dot_product_variance, exact_dot_product_moments,
                    gradient_stats, product_variance, sample_dot_products,
                    sample_projected_dot_products, saturation_stats, scale_factor,
                    scaled_variance, variance, variance_standard_error)
-from worked_examples import (DOCUMENT_EXAMPLES, DOCUMENT_SPREADS, DOCUMENTS, agrees_with_quote,
-                             first_derivative, spread_table, worked_examples_table)
+from scripts.worked_examples import (DOCUMENT_EXAMPLES, DOCUMENT_SPREADS, DOCUMENTS,
+                                     agrees_with_quote, first_derivative, spread_table,
+                                     worked_examples_table)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZERO_MEAN = {  # zero-mean, unit-variance discrete distributions: (values, probabilities)
@@ -256,7 +257,7 @@ def test_worked_softmax_example_matches_decimal(ex):
     x = list(ex.logits)
     p, derivative, exact = softmax(x), first_derivative(x), decimal_softmax(x)
     m = max(x)
-    for v, pi, pe in zip(x, p, exact):  # tests/bounds.py's bound, with E_p|x - m| <= m - min x
+    for v, pi, pe in zip(x, p, exact):  # oracles/bounds.py's bound, with E_p|x - m| <= m - min x
         assert_close(pi, float(pe), rel=(abs(v - m) + (m - min(x)) + 6) * U)
     assert_close(derivative, float(exact_first_derivative(x)), rel=8 * U)
 

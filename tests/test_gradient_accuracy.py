@@ -14,10 +14,10 @@ import pytest
 
 from attention import (attention_backward, matmul, scaled_dot_product_attention, score_gradient,
                        transpose)
-from bounds import TINY
-from helpers import assert_close
-from oracle import (U, decimal_attention, decimal_attention_backward, decimal_softmax,
-                    normwise_relative_error, random_matrix)
+from oracles.bounds import TINY
+from tests.helpers import assert_close
+from oracles.exact import (U, decimal_attention, decimal_attention_backward, decimal_softmax,
+                           normwise_relative_error, random_matrix)
 from softmax import softmax, softmax_backward
 
 

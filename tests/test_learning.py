@@ -30,15 +30,15 @@ import sys
 from fractions import Fraction
 
 import pytest
-from helpers import assert_close
 
 import attention
-import learning as L
-import learning_measure as LS
-import learning_model as LM
-import learning_tables as LT
 import softmax
 import stats
+from experiments import learning as L
+from experiments import learning_measure as LS
+from experiments import learning_model as LM
+from experiments import learning_tables as LT
+from tests.helpers import assert_close
 from attention import attention_backward, attention_steps, matmul, score_gradient, transpose
 from softmax import log_softmax
 
@@ -852,7 +852,8 @@ def test_the_docs_data_is_json(data):
 
 def test_the_figure_plots_every_published_median_and_interval(data):
     import xml.etree.ElementTree as ET
-    svg = ET.fromstring(L.figure(data))
+    from scripts import build  # which draws the figure from the records
+    svg = ET.fromstring(build.figure_learning(build.Data(None, [], {}, data)))
     groups = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("data-label")]
     assert len(groups) == len(LM.SCALES) * len(LM.OPTIMIZERS)
     plotted = {g.get("data-label"): [(float(p.get("data-x")), float(p.get("data-y")),
@@ -1122,13 +1123,16 @@ def imports(path):
 
 
 def test_the_experiment_imports_only_public_names():
-    import figures  # scripts/figures.py, which draws the figure
-    modules = {"attention": attention, "softmax": softmax, "stats": stats, "figures": figures,
-               "learning_model": LM, "learning_measure": LS, "learning_tables": LT}
+    modules = {"attention": attention, "softmax": softmax, "stats": stats,
+               "experiments.learning_model": LM, "experiments.learning_measure": LS,
+               "experiments.learning_tables": LT}
+    seen = set()
     for path in SOURCES:
         for module, name in imports(path)[1]:
             if module != "typing" and module in modules:
                 assert name in modules[module].__all__, (path, module, name)
+                seen.add(module)
+    assert seen == set(modules) - {"experiments.learning_tables"}  # learning.py: as a module
     for module in (LM, LS, LT, L):  # every public name exists
         assert all(hasattr(module, name) for name in module.__all__), module
 
@@ -1153,7 +1157,7 @@ def test_files_and_functions_stay_small():
 
 def test_the_experiment_doctests_are_collected_and_exist():
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
-        assert '"experiments"' in f.read().split("testpaths")[1].split("\n")[0]
+        assert '"experiments"' in f.read().split("testpaths = [")[1].split("]")[0]
     examples = sum(len(t.examples) for module in (LM, LS, LT, L)
                    for t in doctest.DocTestFinder().find(module))
     assert examples >= 20

@@ -12,10 +12,10 @@ import math
 
 import pytest
 
-import learning as L
-import learning_measure as LS
-import learning_model as LM
-from learning_tables import row_of
+from experiments import learning as L
+from experiments import learning_measure as LS
+from experiments import learning_model as LM
+from experiments.learning_tables import row_of
 
 D_KS = LS.D_KS
 FIRST, LAST = D_KS[0], D_KS[-1]

@@ -21,9 +21,9 @@ from fractions import Fraction
 
 import pytest
 
-import lowprecision as lp
-import lowprecision_tables as lpt
-from helpers import assert_close
+from lowprecision import emulation as lp
+from scripts import lowprecision_tables as lpt
+from tests.helpers import assert_close
 from softmax import softmax
 
 INF = math.inf

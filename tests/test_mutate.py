@@ -36,8 +36,7 @@ def test_a_python_without_pytest_is_named_as_such():
 def test_the_slow_tests_are_a_last_step_over_every_path(monkeypatch):
     # --slow must give the verdict of one run of every test: the slow tests of all the paths,
     # after the default steps, which a killed mutant never gets past
-    monkeypatch.syspath_prepend(os.path.join(ROOT, "tools"))
-    import mutate
+    from tools import mutate
     options, tests = ["-x"], ["tests/a.py", "tests/b.py"]
     default = [["-x", "tests/a.py"], ["-x", "tests/b.py"]]
     assert mutate.stages(options, tests, slow=False) == default
@@ -50,8 +49,7 @@ def test_the_slow_tests_are_a_last_step_over_every_path(monkeypatch):
 def test_rerun_reads_the_survivors_of_a_report_without_their_line_numbers(monkeypatch, tmp_path):
     # the report's lines are `verdict outcome describe()`; a rerun matches the mutants by
     # key (function, operator and text), so that lines added above them do not matter
-    monkeypatch.syspath_prepend(os.path.join(ROOT, "tools"))
-    import mutate
+    from tools import mutate
     report = tmp_path / "report.txt"
     report.write_text(
         "killed    failed   m.py:3:4  f  compare  a < b -> a <= b\n"

@@ -12,8 +12,8 @@ import pytest
 
 from attention import (attention_backward, causal_mask, multi_head_attention,
                        scaled_dot_product_attention, streaming_attention)
-from helpers import assert_close
-from oracle import random_matrix
+from tests.helpers import assert_close
+from oracles.exact import random_matrix
 from softmax import log_softmax, softmax
 
 np = pytest.importorskip("numpy")

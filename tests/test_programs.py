@@ -4,8 +4,9 @@ repository root and from the program's own folder, with nothing on PYTHONPATH.  
 run itself ends by saying why tests were skipped and how to run the slow ones.
 
 Every .py outside tests/ and the three modules is found by listing its folder, so a new
-one cannot be forgotten.  The modules of interview/, experiments/ and tools/ are parts of a
-program: run by hand, they print what they are and the command of their program.
+one cannot be forgotten; only the folders' __init__.py files, which make them packages, are
+not programs.  The modules of interview/, experiments/, tools/, lowprecision/ and oracles/ are
+parts of a program: run by hand, they print what they are and the command of their program.
 """
 
 import os
@@ -41,7 +42,12 @@ PARTS = {  # a module of a program -> the program it names when run by hand
     **{f"experiments/{name}.py": "python3 experiments/learning.py --help"
        for name in ("learning_model", "learning_measure", "learning_tables")},
     "tools/mutants.py": "python3 tools/mutate.py --help",
+    "lowprecision/emulation.py": "python3 scripts/lowprecision.py",
+    "oracles/exact.py": "python3 benchmarks/accuracy.py",
+    "oracles/bounds.py": "python3 benchmarks/accuracy.py",
 }
+FOLDERS = ("scripts", "benchmarks", "interview", "experiments", "tools", "lowprecision",
+           "oracles")
 
 
 def run(program, arguments, cwd):
@@ -52,9 +58,9 @@ def run(program, arguments, cwd):
 
 
 def test_every_python_file_outside_tests_is_listed():
-    found = {f"{folder}/{name}"
-             for folder in ("scripts", "benchmarks", "interview", "experiments", "tools")
-             for name in os.listdir(os.path.join(ROOT, folder)) if name.endswith(".py")}
+    found = {f"{folder}/{name}" for folder in FOLDERS
+             for name in os.listdir(os.path.join(ROOT, folder))
+             if name.endswith(".py") and name != "__init__.py"}
     assert found == set(ARGUMENTS) - {"stats.py"} | set(PARTS), sorted(
         found ^ (set(ARGUMENTS) - {"stats.py"} | set(PARTS)))
 

@@ -20,11 +20,11 @@ from fractions import Fraction
 import pytest
 
 import stats
-from oracle import (chi_square_rows, decimal_softmax, exact_interval, gauss_dot_products,
-                    gauss_projected_dot_products, quantile_ranks, top_share_error)
+from oracles.exact import (chi_square_rows, decimal_softmax, exact_interval, gauss_dot_products,
+                           gauss_projected_dot_products, quantile_ranks, top_share_error)
 from stats import (report, sample_dot_products, sample_projected_dot_products,
                    variance_standard_error)
-from rows import D_V, explicit_row, row_statistics
+from tests.rows import D_V, explicit_row, row_statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHONS = {version: os.path.expanduser(f"~/.pyenv/versions/{version}/bin/python3")

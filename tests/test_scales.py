@@ -11,10 +11,10 @@ from fractions import Fraction
 
 import pytest
 
-from helpers import assert_close
-from oracle import U, decimal_log1p
-from scales import (INPUTS, PLACES, LengthRow, LogitVariance, length_axis, logit_variance,
-                    steady_gap)
+from tests.helpers import assert_close
+from oracles.exact import U, decimal_log1p
+from scripts.scales import (INPUTS, PLACES, LengthRow, LogitVariance, length_axis, logit_variance,
+                            steady_gap)
 from softmax import softmax
 from stats import softmax_entropy
 

@@ -7,11 +7,11 @@ from fractions import Fraction
 
 import pytest
 
-from bounds import (NAMED_HOSTILE, log_softmax_bounds, random_logits, softmax_bounds,
-                    spread)
-from helpers import assert_close
-from oracle import (U, central_difference, decimal_log_softmax, decimal_logsumexp,
-                    decimal_softmax, random_vector)
+from oracles.bounds import (NAMED_HOSTILE, log_softmax_bounds, random_logits, softmax_bounds,
+                            spread)
+from tests.helpers import assert_close
+from oracles.exact import (U, central_difference, decimal_log_softmax, decimal_logsumexp,
+                           decimal_softmax, random_vector)
 from softmax import (EMPTY, Normalizer, log_softmax, logsumexp, online_logsumexp,
                      online_merge, online_update, rescale_factors, softmax, softmax_backward,
                      softmax_jacobian)
@@ -30,14 +30,14 @@ SOFTMAX_FUNCTIONS = [softmax, log_softmax, logsumexp, softmax_jacobian]
 
 @pytest.mark.parametrize("x", ALL_VECTORS)
 def test_softmax_matches_decimal_within_the_stated_bound(x):
-    # bounds.py: |p_i - p_i*| <= (|x_i - m| + E_p|x - m| + 6) U p_i* (+ 2^-1074)
+    # oracles/bounds.py: |p_i - p_i*| <= (|x_i - m| + E_p|x - m| + 6) U p_i* (+ 2^-1074)
     for p, (want, bound) in zip(softmax(x), softmax_bounds(x)):
         assert_close(p, want, abs=bound)
 
 
 @pytest.mark.parametrize("x", ALL_VECTORS)
 def test_log_softmax_matches_decimal_within_the_stated_bound(x):
-    # bounds.py: |log p_i - log p_i*| <= (|x_i - m| + |log p_i*| + 2 log1p(s)
+    # oracles/bounds.py: |log p_i - log p_i*| <= (|x_i - m| + |log p_i*| + 2 log1p(s)
     #                                      + (s / (1 + s)) (M + 3)) U
     for lp, (want, bound) in zip(log_softmax(x), log_softmax_bounds(x)):
         assert_close(lp, want, abs=bound)

@@ -21,11 +21,11 @@ from fractions import Fraction
 import pytest
 
 import stats
-from helpers import assert_close
-from oracle import (U, chi_square_rows, decimal_entropy, decimal_softmax, exact_interval,
-                    gauss_dot_products, gauss_projected_dot_products, quantile_ranks,
-                    random_trials, top_share_error)
-from rows import D_V, explicit_row, row_norms, row_statistics
+from tests.helpers import assert_close
+from oracles.exact import (U, chi_square_rows, decimal_entropy, decimal_softmax, exact_interval,
+                           gauss_dot_products, gauss_projected_dot_products, quantile_ranks,
+                           random_trials, top_share_error)
+from tests.rows import D_V, explicit_row, row_norms, row_statistics
 from softmax import LIMIT, softmax, softmax_jacobian
 from stats import (PERCENTILES, SCALE_CHOICES, TOP_PERCENTS, GradientNorms, GradientSpread,
                    Median, Moments, Quantile, Saturation, ScoreVariance, additive_score_variance,

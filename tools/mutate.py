@@ -29,7 +29,10 @@ from pathlib import Path
 from queue import Queue  # hand each worker a private copy of the repository
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from mutants import Mutant, apply, find_mutants  # tools/mutants.py, beside this file
+if __name__ == "__main__":  # run as a program: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from tools.mutants import Mutant, apply, find_mutants
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository (tools/..)
 EQUIVALENT_FILE = ROOT / "tools" / "mutation_equivalent.txt"
@@ -85,13 +88,25 @@ def default_tests(module: str) -> List[str]:
     it), its doctests, then SHARED_TESTS; only the files that exist."""
     own = DEFAULT_TESTS.get(module)
     if own is None:
-        imports = re.compile(rf"^\s*(from|import)\s+{re.escape(Path(module).stem)}\b", re.M)
+        imports = _importers(module)
         own = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests").glob("test_*.py"))
                if imports.search(p.read_text(encoding="utf-8"))]
         if not own:
             raise SystemExit(f"mutate: no file in tests/ imports {module}; name the tests "
                              f"with --tests")
     return [t for t in [*own, module, *SHARED_TESTS] if (ROOT / t).exists()]
+
+
+def _importers(module: str) -> "re.Pattern[str]":
+    """The import lines that load module: `import stats` for a top-level module; for one in a
+    folder, `from experiments import learning_model` or `from experiments.learning_model
+    import ...`."""
+    *folders, name = Path(module).with_suffix("").parts
+    if not folders:
+        return re.compile(rf"^\s*(from|import)\s+{re.escape(name)}\b", re.M)
+    package = re.escape(".".join(folders))
+    return re.compile(rf"^\s*(from\s+{package}\s+import\s+.*\b{re.escape(name)}\b"
+                      rf"|(from|import)\s+{package}\.{re.escape(name)}\b)", re.M)
 
 
 def _run(cwd: Path, tests: Sequence[str], timeout: float) -> Tuple[str, float, str]:

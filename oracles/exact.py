@@ -1,4 +1,5 @@
-"""Independent references for the tests: nothing here calls the code under test.
+"""Independent references for the tests and benchmarks/accuracy.py: nothing here calls the
+code under test.
 
 - `decimal` at 50 significant digits for exp and log (softmax, log-softmax,
   log-sum-exp) and for attention forward and backward, starting from the exact value
@@ -9,7 +10,9 @@
 - the exact binomial interval of a median (exact_interval) and of any quantile
   (quantile_ranks), and a top share's standard error in Fractions (top_share_error);
 - normwise_relative_error, the measure of the accuracy promises (tests pass it to
-  helpers.assert_close with the promised bound).
+  tests.helpers.assert_close with the promised bound).
+
+python3 benchmarks/accuracy.py prints the library's worst errors against these references.
 """
 
 import itertools  # accumulate: the binomial's tail sums
@@ -290,3 +293,7 @@ def top_share_error(xs, percent):
     T, xi, t = theta / mu, x[k], Fraction(k, n)
     IF = [((v - xi) * (v > xi) + xi * t - theta - T * (v - mu)) / mu for v in x]
     return T, math.sqrt(sum(f * f for f in IF) / n / n)
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)

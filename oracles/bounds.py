@@ -1,14 +1,20 @@
 """The error bounds that softmax.py promises, and the one dot product's, as functions.
 
-Shared by the tests, which assert them through helpers.assert_close, and by
-benchmarks/accuracy.py, which prints how much of each bound is used.  The references are
-the 50-digit decimal ones of oracle.py.  No pytest here.
+Shared by the tests, which assert them through tests.helpers.assert_close, and by
+benchmarks/accuracy.py, which prints how much of each bound is used
+(`python3 benchmarks/accuracy.py`).  The references are the 50-digit decimal ones of
+exact.py.  No pytest here.
 """
 
 import math  # log1p, fsum, inf
+import os  # the project's root, when run by hand
 import random  # seeded logits
+import sys  # the path, when run by hand
 
-from oracle import U, decimal_log_softmax, decimal_softmax, random_vector
+if __name__ == "__main__":  # run by hand: import the project from its root
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from oracles.exact import U, decimal_log_softmax, decimal_softmax, random_vector
 from softmax import log_softmax, softmax
 
 INF = math.inf
@@ -114,3 +120,7 @@ def dot_bound(u, v):
         |dot(u, v) - fl(u . v)| <= 4 U sum_t |u_t v_t|   (+ TINY for subnormal results).
     """
     return 4 * U * math.fsum(abs(a * b) for a, b in zip(u, v)) + TINY
+
+
+if __name__ == "__main__":  # a module, not a program: what it is, and the program
+    print(__doc__)
