@@ -525,8 +525,11 @@ def sample_dot_products(d_k: int, n: int, *, seed: int = 0, scale: float = 1.0,
                         rho: float = 0.0) -> Vector:
     """Return n samples of scale * (q . k), q with independent N(0, 1)
     components and k_i = rho q_i + sqrt(1 - rho^2) z_i
-    (corr(q_i, k_i) = rho).  A fresh (q, k) per sample: one q against many keys
-    would correlate the samples.
+    (corr(q_i, k_i) = rho).  A fresh (q, k) per sample: one q shared by many
+    keys k_j would leave the samples q . k_j uncorrelated but not independent,
+    since their squares share |q|^2 (at rho = 0, corr((q . k_1)^2,
+    (q . k_2)^2) = 1/(d_k + 3)), and the variance's standard error would no
+    longer be sqrt((2 d_k^2 + 6 d_k) / n).
 
     >>> a = sample_dot_products(4, 2, seed=1)
     >>> [round(s, 4) for s in a], a == sample_dot_products(4, 2, seed=1)
@@ -824,11 +827,11 @@ def report(seed: int = 0, samples: int = 1000, trials: int = TRIALS,
             saturation[d_k, name] = _saturation(rows, c)
             gradients[d_k, name] = _gradients(score, query)
             spread[d_k, name] = _spread(fn, score, query)
-    d_model, d_k, count = 32, 16, max(1, samples // 4)
-    projected = sample_projected_dot_products(d_k, count, d_model=d_model,
+    d_model, d_k = 32, 16  # as many pairs as section 1 has per d_k
+    projected = sample_projected_dot_products(d_k, samples, d_model=d_model,
                                               seed=seed)
-    projection = (d_model, d_k, math.fsum(x * x for x in projected) / count,
-                  variance_standard_error(d_k, count))
+    projection = (d_model, d_k, math.fsum(x * x for x in projected) / samples,
+                  variance_standard_error(d_k, samples))
     return Report(seed, samples, trials, keys, dks, variance, projection,
                   saturation, gradients, spread)
 
@@ -907,12 +910,14 @@ _GRADIENT_NOTE = """
    dQ can look larger unscaled even though dS has already fallen."""
 
 _SPREAD_NOTE = """
-   Unscaled, the typical (median) row's gradient vanishes as d_k grows, but
-   the mean does not: the sum gathers in ever fewer rows.  Below, over the
-   {trials} rows of each d_k: quantiles with their 95% order-statistic
-   intervals (the median's are in sections 4 and 5); the share of the summed
-   norms that the top 1% and top 10% of rows carry, in percent, and the mean,
-   each +- one standard error."""
+   Unscaled, the typical (median) row's gradient vanishes as d_k grows, and
+   the sum over the rows gathers in ever fewer of them.  The mean of
+   ||dL/dS|| falls too, more slowly, like d_k^(-1/2) from d_k = 1024 on; the
+   mean of ||dL/dQ|| does not fall, since dQ = c dS K gains a factor
+   ||k|| ~ sqrt(d_k) unscaled.  Below, over the {trials} rows of each d_k:
+   quantiles with their 95% order-statistic intervals (the median's are in
+   sections 4 and 5); the share of the summed norms that the top 1% and top
+   10% of rows carry, in percent, and the mean, each +- one standard error."""
 
 
 def _text(block: str, **values) -> List[str]:

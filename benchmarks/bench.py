@@ -387,7 +387,7 @@ def sampling_part(dks, samples, seed=0):
     """Section 1's draws (one seed per d_k, as the report does) and its projection line's."""
     for d_k in dks:
         stats.sample_dot_products(d_k, samples, seed=seed + d_k)
-    stats.sample_projected_dot_products(16, max(1, samples // 4), d_model=32, seed=seed)
+    stats.sample_projected_dot_products(16, samples, d_model=32, seed=seed)
 
 
 def rows_part(dks, m, trials, seed=0):
