@@ -250,10 +250,33 @@ def check_jax() -> None:
         print("  unshifted softmax of [10, 11, 12]:",
               [float(v) for v in jnp.exp(row) / jnp.exp(row).sum()])
         if name in ("float16", "bfloat16"):
-            _rounded_once(jax.nn.softmax, lambda x: x.astype(jnp.float64),
-                          lambda x: jnp.asarray(x, jnp.float64).astype(dt),
-                          lambda p: p.astype(dt), jnp.exp, "jax.nn.softmax", name)
+            for said, fn in (("jax.nn.softmax", jax.nn.softmax),
+                             ("jax.jit(jax.nn.softmax)", jax.jit(jax.nn.softmax))):
+                _rounded_once(fn, lambda x: x.astype(jnp.float64),
+                              lambda x: jnp.asarray(x, jnp.float64).astype(dt),
+                              lambda p: p.astype(dt), jnp.exp, said, name)
+            _eager_against_jit(jax, jnp, dt)
         _jax_attention(jax, jnp, dt)
+
+
+def _eager_against_jit(jax, jnp, dt, rows: int = 2000) -> None:
+    """On the rows of _rounded_once (the same seed): how many rows jax.nn.softmax gives
+    differently when called eagerly and under jax.jit, and by how many ulps at most.  XLA
+    compiles the jitted softmax as one fused computation, which may keep its intermediates
+    in another precision than the eager calls, one operation at a time."""
+    import random
+    rng, jitted, differ, ulps = random.Random(0), jax.jit(jax.nn.softmax), 0, 0.0
+    dtype = jnp.dtype(dt).name
+    for _ in range(rows):
+        x = jnp.asarray([rng.gauss(0.0, 3.0) for _ in range(rng.randint(2, 12))],
+                        jnp.float64).astype(dt)
+        eager = [float(v) for v in jax.nn.softmax(x).tolist()]
+        fused = [float(v) for v in jitted(x).tolist()]
+        gaps = [abs(a - b) / (emulation.next_up(b, dtype) - b) for a, b in zip(fused, eager)]
+        differ += max(gaps) > 0
+        ulps = max([ulps] + gaps)
+    print(f"  jax.nn.softmax eagerly against under jax.jit, {rows} random rows: "
+          f"{differ} differ (by {ulps:g} ulp at most)")
 
 
 def _jax_attention(jax, jnp, dt) -> None:

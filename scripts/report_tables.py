@@ -30,7 +30,7 @@ if __name__ == "__main__":  # run as a program: import the project from its root
 import attention
 from scripts import scales
 import stats
-from softmax import log_softmax
+from softmax import log_softmax, softmax
 from scripts.tables import estimate, table
 
 __all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "LENGTHS",
@@ -51,6 +51,7 @@ WHICH_SCALE = (  # (d_model, heads, divide_by, where, inputs): bugs seen in publ
 LENGTHS = (16, 256, 4096, 65536)  # numbers of keys n; the first is n_0, the reference
 GAP = 5.0  # the winner's lead in the length table
 REPORT_HEAD = 15  # lines of `python3 stats.py` shown in the README: through section 1's table
+ONE_PASS_ROWS = (-740.0, -744.0)  # the largest logit of the rows [x, x - 1] the slip gets wrong
 
 
 def additive(r: stats.Report) -> Dict[int, stats.ScoreVariance]:
@@ -83,6 +84,29 @@ def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dic
         "logsoftmax.100.p1": f"{log_softmax([100.0, 1.0, 1.0, 1.0])[0]:.4g}",
         "self.64": f"{stats.correlated_logits(64, 1, '1/sqrt(d_k)', 16)[2]:.3f}"})
     out.update(_length_values())
+    out.update(_one_pass_values())
+    return out
+
+
+def _zero_started(x: Sequence[float]) -> List[float]:
+    """softmax(x) in one pass with the interview's slip: the running max starts at 0, not
+    -inf, so every exp is taken relative to max(0, max x)."""
+    m, d = 0.0, 0.0
+    for v in x:
+        m_new = max(m, v)
+        d, m = d * math.exp(m - m_new) + math.exp(v - m_new), m_new
+    return [math.exp(v - m) / d for v in x]
+
+
+def _one_pass_values() -> Dict[str, str]:
+    """Where the slip's exps leave the normal floats, how far off its weights are below
+    that (largest relative error against softmax), and where every exp is 0."""
+    out = {"onepass.normal": f"{math.log(sys.float_info.min):.0f}",
+           "onepass.zero": f"{-1075 * math.log(2.0):.0f}"}  # exp rounds to 0 below ln 2^-1075
+    for top in ONE_PASS_ROWS:
+        x = [top, top - 1.0]
+        error = max(abs(a - b) / b for a, b in zip(_zero_started(x), softmax(x)))
+        out[f"onepass.{-top:.0f}"] = f"{100 * error:.2g}%"
     return out
 
 
@@ -224,7 +248,8 @@ if __name__ == "__main__":  # the default report (seconds), then every table and
                             description=__doc__.split("\n\n")[0]).parse_args()
     report = stats.report()
     variances = additive(report)
-    for name, text in blocks(report, variances, []).items():
+    printed = stats.format_report(report).splitlines()  # as python3 stats.py prints it
+    for name, text in blocks(report, variances, printed).items():
         print(f"{name}:\n{text}\n")
     for name, text in values(report, variances).items():
         print(f"{name}: {text}")
