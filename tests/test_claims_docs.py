@@ -27,6 +27,7 @@ from tests.claims import Z, apart, claim, covered, within
 from tests.helpers import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = "README.md"
 INTERVIEW, DERIVATIONS = "docs/interview.md", "docs/derivations.md"
 LOW, FRAMEWORKS, NUMERICS = "docs/low-precision.md", "docs/pytorch-jax.md", "docs/numerics.md"
 WORKED, WHITEBOARD, DOCS = "docs/worked-examples.md", "docs/whiteboard.md", "docs/README.md"
@@ -90,6 +91,8 @@ def shifted_moment(k, p2, var):
                     "whose inputs x and x' are independent draws:")
 @claim(DERIVATIONS, "and the 9/4 of the table becomes 9/4 + 4/d_model; with x = E + PE it gains "
                     "(2 + 2/d_model) / d_model^2.")
+@claim(DERIVATIONS, "Without the sqrt(d_model) the tokens' part is 1/d_model against the "
+                    "positions' 1/2")
 @claim(INTERVIEW, "The variance of the logit at initialisation, exactly, for a query and a key "
                   "of two different tokens")
 @pytest.mark.parametrize("d_model", [8, 512])
@@ -109,6 +112,8 @@ def test_a_token_s_own_key_has_a_larger_logit_variance_than_another_token_s(d_mo
         listed = scales.logit_variance(d_model, 1, inputs=inputs).variance  # d_k = d_model
         assert listed == two_tokens and own_key - two_tokens == gain, inputs
     assert two_tokens != own_key
+    e_plus_pe = d_model * shifted_moment(2, Fraction(1, 2), Fraction(1, d_model)) / d_model
+    assert e_plus_pe == Fraction(1, d_model) + Fraction(1, 2)  # tokens' part, positions' part
 
 
 @pytest.mark.slow
@@ -164,6 +169,7 @@ LENGTHS = [16, 64, 256, 1024, 4096, 65536, 2 ** 20]
 
 
 @claim(INTERVIEW, "Multiplying the logits by s ln n")
+@claim(DERIVATIONS, "which falls towards 0 as n grows, whatever d_k was.")
 @claim(INTERVIEW, "keeps the winner as n grows only when its gap g exceeds ln n_0")
 @claim(INTERVIEW, "At g = ln n_0 exactly the weight still falls, from {length.level.16} at "
                   "n_0 = 16 towards 1/2. Below ln n_0 the scaling only slows the fall")
@@ -225,6 +231,7 @@ def test_the_winner_s_weight_depends_on_n_and_the_gap_not_on_d_k():
 
 @claim(INTERVIEW, "with 8 heads of 64 in a 512-wide model, dividing by sqrt(512) leaves the "
                   "logits a variance of 1/8.")
+@claim(INTERVIEW, "with 8 heads the logits' variance is 1/8")
 def test_dividing_by_the_model_width_leaves_one_over_heads():
     d_model, heads = 512, 8
     d_k = d_model // heads
@@ -257,6 +264,10 @@ def test_sinusoidal_positions_have_mean_square_one_half(position):
 # ------------------------------------------------------------------ writing it
 
 @claim(INTERVIEW, "Logits near 1e3 are enough to break an unshifted softmax in float64")
+@claim(INTERVIEW, "Any constant keeps the weights, but only the row's own max keeps every "
+                  "exponent at most 0 and the largest term at 1.")
+@claim(INTERVIEW, "P recomputed without the max-shift overflows on logits near 1e3, even when "
+                  "the forward shifted.")
 @claim(INTERVIEW, "the row's minimum: on [1e3, 0, -1e3] the largest exponent is 2e3, and exp "
                   "overflows;")
 @claim(INTERVIEW, "the row's first entry: on [0, 1e3, -1e3] the second exponent is 1e3;")
@@ -304,6 +315,8 @@ def test_bottom_right_with_more_queries_than_keys_leaves_the_first_ones_nothing(
 
 @claim(INTERVIEW, "A saturated row passes almost nothing (every entry of its Jacobian is at most "
                   "1 - p_max in size)")
+@claim(DERIVATIONS, "As the logits spread, p heads to one-hot: with p_1 = 1 - e, every entry of J "
+                    "is at most e in size, and the gradient fades with e.")
 @pytest.mark.parametrize("seed", range(20))
 def test_every_entry_of_the_jacobian_is_at_most_one_minus_the_largest_weight(seed):
     rng = random.Random(seed)
@@ -593,6 +606,9 @@ def test_most_rows_overflow_unscaled_from_64_keys_16_and_none_scaled():
         assert E.overflow_probability(d_k, 16, scale=1 / math.sqrt(d_k)).value < 1e-12, d_k
 
 
+@claim(DERIVATIONS, "In float16 it does not: the product q · k can itself pass 65504, and only a "
+                    "factor applied before the product moves that limit, by d_k^(1/4) for q along "
+                    "k")
 @claim(LOW, "Unscaled, or scaled after the product, the limit is ‖q‖ = ‖k‖ = {lp.norm.float16} "
             "at every d_k here: ‖q‖ ‖k‖ reaches the largest finite float16 (65504) plus half a "
             "spacing.")
@@ -790,3 +806,180 @@ covered("docs/equations.md", "`tests/test_docs.py` checks that every function an
 covered("docs/documents.md", "(`tests/test_documents.py` checks that this table lists exactly "
                              "those)",
         "test_documents.py::test_the_documents_page_lists_exactly_the_documents")
+
+
+# ------------------------------------------------------------------ more of the interview
+
+@claim(INTERVIEW, "Where the factor goes matters less, in exact arithmetic: on the logits, on q, "
+                  "or split as d_k^(-1/4) on q and on k, it is the same function of W_Q and W_K")
+def test_the_factor_on_the_logits_on_q_or_split_gives_the_same_logits_exactly():
+    # in Fractions, d_k = 16: c = 1/4, d_k^(-1/4) = 1/2
+    rng = random.Random(5)
+    x = [Fraction(rng.randint(-9, 9), 7) for _ in range(8)]
+    W_Q = [[Fraction(rng.randint(-9, 9), 5) for _ in range(16)] for _ in range(8)]
+    W_K = [[Fraction(rng.randint(-9, 9), 5) for _ in range(16)] for _ in range(8)]
+    q = [sum(a * w[c] for a, w in zip(x, W_Q)) for c in range(16)]
+    k = [sum(a * w[c] for a, w in zip(x, W_K)) for c in range(16)]
+    on_logits = Fraction(1, 4) * sum(a * b for a, b in zip(q, k))
+    on_q = sum(Fraction(1, 4) * a * b for a, b in zip(q, k))
+    split = sum((a / 2) * (b / 2) for a, b in zip(q, k))
+    assert on_logits == on_q == split
+
+
+@claim(INTERVIEW, "j < i hides each query from its own key, and leaves query 0 with no key at "
+                  "all; j <= i + 1 lets each query see one key ahead, one token of the future.")
+def test_an_off_by_one_causal_mask_hides_the_own_key_or_shows_the_next():
+    n = 5
+    strict = [[j < i for j in range(n)] for i in range(n)]
+    ahead = [[j <= i + 1 for j in range(n)] for i in range(n)]
+    right = causal_mask(n, n)
+    assert not any(strict[0]) and all(not strict[i][i] and right[i][i] for i in range(n))
+    assert all(ahead[i][i + 1] and not right[i][i + 1] for i in range(n - 1))
+
+
+@claim(INTERVIEW, "rowsum(P * dP) is also dO_i . O_i, which FlashAttention computes once per "
+                  "query")
+def test_the_row_sum_of_p_times_dp_is_do_dot_o():
+    rng = random.Random(8)
+    P = [[Fraction(v) for v in softmax([rng.gauss(0, 2) for _ in range(5)])] for _ in range(3)]
+    V = [[Fraction(rng.randint(-9, 9), 4) for _ in range(2)] for _ in range(5)]
+    dO = [[Fraction(rng.randint(-9, 9), 3) for _ in range(2)] for _ in range(3)]
+    O = [[sum(p * v[e] for p, v in zip(row, V)) for e in range(2)] for row in P]
+    dP = [[sum(g * v for g, v in zip(row, v_j)) for v_j in V] for row in dO]
+    for i in range(3):
+        assert sum(p * g for p, g in zip(P[i], dP[i])) == sum(a * b for a, b in zip(dO[i], O[i]))
+
+
+# ------------------------------------------------------------------ derivations, numerics
+
+@claim(DERIVATIONS, "Neither kappa_i nor the shift's error bounds the other: adding one constant "
+                    "to every logit changes kappa_i and leaves the differences x_j - m, so the "
+                    "shift's error, as they are.")
+def test_a_constant_on_every_logit_moves_kappa_and_not_the_differences():
+    def kappa(x, i):
+        p = softmax(x)
+        return (1 - p[i]) * abs(x[i]) + math.fsum(p[j] * abs(x[j]) for j in range(len(x))
+                                                 if j != i)
+
+    x = [0.0, 10.0, 3.0]
+    shifted = [v + 2.0 ** 20 for v in x]  # exact: the differences stay the same floats
+    assert [v - max(x) for v in x] == [v - max(shifted) for v in shifted]
+    assert kappa(shifted, 1) > 1000 * kappa(x, 1)
+
+
+@claim(NUMERICS, "A sum of products of up to four such numbers, as long as any list that fits "
+                 "in memory, stays far below the float range (2^1024, about 1.8e308)")
+def test_sums_of_products_of_four_entries_of_at_most_the_limit_stay_in_range():
+    import softmax as library
+    assert library.LIMIT == 2.0 ** 200
+    assert (2 ** 200) ** 4 * 2 ** 64 < 2 ** 1024  # 2^64 terms: more than any memory holds
+    assert f"{2.0 ** 1023 * (2 - 2 ** -52):.2g}" == "1.8e+308"  # the largest float
+
+
+covered(INTERVIEW, "Each answer points at the code and the test behind it, and every number is "
+                   "computed.",
+        "test_docs.py::test_every_generated_file_is_what_the_build_writes_now")
+covered(README, "The numbers below are those `python3 stats.py` prints at its defaults (seed 0)",
+        "test_docs.py::test_every_generated_file_is_what_the_build_writes_now")
+covered(INTERVIEW, "softmax(x + c) = softmax(x) for any constant c, so with c = -max every "
+                   "exponent is at most 0, nothing overflows, and the largest term is exactly 1.",
+        "test_softmax.py::test_softmax_is_shift_invariant_for_random_shifts")
+covered(INTERVIEW, "so their weight is exactly 0 and the other weights still sum to 1.",
+        "test_attention.py::test_masked_keys_get_weight_exactly_zero_and_vanish_from_the_output")
+covered(INTERVIEW, "softmax makes that row a distribution, so each output row is a weighted mean "
+                   "of the rows of V.", "test_attention.py::test_weight_rows_sum_to_one")
+covered(INTERVIEW, "Two partial states merge the same way, so blocks can be processed "
+                   "independently", "test_softmax.py::test_merging_blocks_in_any_split_agrees")
+covered(DERIVATIONS, "With c = 1/sqrt(d_k), Var(q · k / sqrt(d_k)) = d_k / d_k = 1 for every "
+                     "d_k.",
+        "test_documents.py::test_var_qk_is_dk_and_dividing_by_sqrt_dk_gives_one")
+covered(DERIVATIONS, "Off the diagonal p_i + p_j <= 1, so p_i p_j <= 1/4 for the same reason.",
+        "test_softmax.py::test_jacobian_trace_and_entries_are_bounded")
+covered(DERIVATIONS, "So v^T J v <= 2/4 = 1/2, reached at p = (1/2, 1/2) with v = (1, "
+                     "-1)/sqrt(2).",
+        "test_softmax.py::test_jacobian_largest_eigenvalue_is_at_most_one_half")
+covered(DERIVATIONS, "so they are summed over the other entries instead (1 - p_k = sum_{j != k} "
+                     "p_j): no cancellation.",
+        "test_softmax.py::test_jacobian_diagonal_keeps_a_tiny_derivative")
+covered(DERIVATIONS, "which has no such cancellation.",
+        "test_gradient_accuracy.py::test_softmax_backward_keeps_the_gradient_of_a_weight_that_"
+        "rounded_to_one")
+covered(DERIVATIONS, "(it checks the sum to within 1e-9)",
+        "test_boundary.py::test_probability_rows_are_checked_to_within_1e_9_one_rule_at_a_time")
+covered(DERIVATIONS, "When s is below about 1.1e-16 (half an ulp of 1), the sum 1 + s rounds to "
+                     "exactly 1 and log(1 + s) returns 0",
+        "test_docs.py::test_the_numbers_written_in_the_prose_are_what_the_code_gives")
+covered(DERIVATIONS, "`math.log1p(s)` takes s itself, never forms 1 + s, and returns s (1 - s/2 "
+                     "+ ...) to full precision.",
+        "test_softmax.py::test_log_softmax_keeps_the_tiny_log_of_the_largest_probability")
+covered(DERIVATIONS, "the error of a subtraction is itself a float (TwoSum), and putting it back "
+                     "removes it.", "test_compensated.py::test_the_compensated_shift_is_within_an_"
+        "ulp_of_decimal")
+covered(DERIVATIONS, "**The mean.** E[q_i k_i] = rho, so E[q · k] = rho d_k: it grows like d_k, "
+                     "not sqrt(d_k).",
+        "test_stats.py::test_correlated_moments_equal_the_gaussian_expectations")
+covered(DERIVATIONS, "and against a Monte Carlo run of `stats.sample_dot_products(..., rho=...)`.",
+        "test_stats.py::test_correlated_samples_have_the_exact_mean_and_variance")
+covered(DERIVATIONS, "Under c = 1/sqrt(d_k) the gap is rho sqrt(d_k): at the same rho it grows "
+                     "with d_k, and softmax saturates again",
+        "test_stats.py::test_correlated_logits_grow_like_sqrt_dk_under_the_paper_scale_and_not_"
+        "under_mup")
+covered(DERIVATIONS, "After a LayerNorm |x|^2 = d_model exactly, and nothing changes.",
+        "test_documents.py::test_layer_norm_and_independent_projections_give_the_assumed_unit_"
+        "components")
+covered(DERIVATIONS, "E[(q · k)^4] = 3 d_k^2 + 6 d_k.",
+        "test_stats.py::test_fourth_moment_matches_its_conditional_derivation")
+covered(WORKED, "And p_1 (1 - p_1) is {ex.s321.1.derivative}, not 0.250.",
+        "test_documents.py::test_worked_softmax_example_matches_decimal")
+covered(WORKED, "Section 3.2.1 explained uses 3 and the causal chain 2 standard deviations for a "
+                "\"typical range\"",
+        "test_documents.py::test_quoted_typical_ranges_are_a_fixed_number_of_standard_deviations")
+covered(WORKED, "the README's softmax figure (softmax.svg) and section 6 of `python3 stats.py` "
+                "draw the right one.",
+        "test_docs.py::test_the_softmax_figure_plots_softmax_of_the_logits_and_ten_times_them")
+covered(NUMERICS, "Every entry of a vector or matrix argument must be finite and at most "
+                  "`softmax.LIMIT` = 2^200 (about 1.6e60) in size.",
+        "test_docs.py::test_the_numbers_written_in_the_prose_are_what_the_code_gives")
+covered(LOW, "The quadrature error is below {lp.quadrature.error} in every row",
+        "test_lowprecision.py::test_the_overflow_probability_for_one_key_is_the_closed_form_"
+        "within_its_error")
+
+
+# ------------------------------------------------------------------ a docstring's claim
+
+def gaussian_expectation(indices):
+    """E[prod_t z_(indices[t])] for independent N(0, 1) z, exactly."""
+    return math.prod(normal_moment(indices.count(i)) for i in set(indices))
+
+
+@pytest.mark.parametrize("d_k", [1, 2, 3, 5])
+def test_one_shared_q_leaves_the_samples_uncorrelated_but_their_squares_correlated(d_k):
+    # stats.sample_dot_products' docstring (issue 29, item 4): with one q and two keys, all
+    # components independent N(0, 1), E[(q.k1)(q.k2)] = 0 while corr((q.k1)^2, (q.k2)^2) =
+    # 1/(d_k + 3), every expectation summed over the index patterns, exactly
+    said = " ".join(stats.sample_dot_products.__doc__.split())
+    assert ("would leave the samples q . k_j uncorrelated but not independent, since their "
+            "squares share |q|^2 (at rho = 0, corr((q . k_1)^2, (q . k_2)^2) = 1/(d_k + 3))"
+            ) in said
+    pairs = list(itertools.product(range(d_k), repeat=2))
+    quads = list(itertools.product(range(d_k), repeat=4))
+    product = sum(gaussian_expectation([i, a]) * gaussian_expectation([i]) *
+                  gaussian_expectation([a]) for i, a in pairs)  # E[q_i q_a] E[k1_i] E[k2_a]
+    second = d_k  # E[(q . k)^2]
+    fourth = sum(gaussian_expectation(list(t)) ** 2 for t in quads)  # E[(q . k)^4]
+    cross = sum(gaussian_expectation([i, i, a, a]) for i, a in pairs)  # E[(q.k1)^2 (q.k2)^2]
+    assert product == 0 and fourth == 3 * d_k ** 2 + 6 * d_k
+    assert Fraction(cross - second ** 2, fourth - second ** 2) == Fraction(1, d_k + 3)
+
+
+def test_the_one_pass_slip_s_numbers_on_the_page_are_recomputed_here():
+    # the values docs/interview.md shows, from raw Markdown, against decimal: where exp leaves
+    # the normal floats, the slip's worst relative error at [-740, -741] and [-744, -745] to
+    # two digits, and where every exp rounds to 0 (below ln 2^-1075)
+    with open(os.path.join(ROOT, INTERVIEW), encoding="utf-8") as f:
+        shown = dict(re.findall(r"<!--v:(onepass\.[\w.]+)-->(.*?)<!--/v-->", f.read()))
+    assert shown == {
+        "onepass.normal": str(round((Decimal(2) ** -1022).ln())),
+        "onepass.740": f"{100 * worst([-740.0, -741.0]):.2g}%",
+        "onepass.744": f"{100 * worst([-744.0, -745.0]):.2g}%",
+        "onepass.zero": str(round(-1075 * Decimal(2).ln()))}

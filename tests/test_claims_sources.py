@@ -195,6 +195,33 @@ for row, where in (
          "through float32, as the emulation does |", f"{TORCH}; {JAX}")):
     source(FRAMEWORKS, row, where)
 
+source(FRAMEWORKS, "`nn.MultiheadAttention` returns NaN with its default `need_weights=True`, "
+                   "where it computes the weights with its own softmax, and zeros only with "
+                   "`need_weights=False`, where it calls `F.scaled_dot_product_attention`.",
+       TORCH)
+source(FRAMEWORKS, "`jax.nn.softmax` did so in only 80 (float16) and 95 (bfloat16) rows; a "
+                   "softmax written out of JAX's own operations in the dtype differed from the "
+                   "once-rounded one in 1920 and 1905 rows.", JAX)
+source(FRAMEWORKS, "`jax.nn.dot_product_attention` casts its logits to float32 before its "
+                   "softmax (its source says so, and the -1e9 row above shows it even in "
+                   "float64).", JAX)
+source(LOW, "That is the softmax a reader writes out of the format's own operations; no "
+            "framework computes exactly this.", f"{TORCH}; {JAX}")
+source(LOW, "NaN, inf, uniform rows and absorbed scores come out the same, because they happen "
+            "in the stored inputs.", f"{TORCH}; {JAX}")
+
+# ------------------------------------------------------------------ measured figures
+
+BENCH = "benchmarks/README.md, {} (python3 benchmarks/bench.py)"
+source(DERIVATIONS, "No row of m scores is ever held (Rabe and Staats, \"Self-attention does not "
+                    "need O(n^2) memory\", 2021).",
+       BENCH.format("streaming / two-pass, peak memory 0.0404 at n = m = 2048"))
+source(NUMERICS, "The price is speed: on 3.12+ the benchmark prints what `math.sumprod` would "
+                 "save.", BENCH.format("lean (fsum) / lean (sumprod), 4.43 on 3.12.1"))
+source(DERIVATIONS, "FlashAttention (Dao et al., 2022) builds on the same merge and adds IO-aware "
+                    "tiling, so that blocks stay in fast on-chip memory, and recomputation in the "
+                    "backward pass.", UNCHECKED.format("Dao et al. 2022, the abstract"))
+
 # ------------------------------------------------------------------ CPython
 
 source(NUMERICS, "CPython's `statistics` used the same correction up to 3.9, and sums exactly "
