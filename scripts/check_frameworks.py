@@ -10,7 +10,9 @@ bfloat16, and each low-precision result is printed beside what lowprecision/emul
 emulation computes for the same case ("emulation: ..."), so a disagreement shows.
 
 The first lines of each library's report are the float64 checks of the API table
-(is_causal with a mask, causal alignment, nn.MultiheadAttention's mask polarity).
+(is_causal with a mask, causal alignment, nn.MultiheadAttention's mask polarity).  In
+float16 and bfloat16, jax.nn.softmax runs eagerly and compiled with jax.jit, and the rows on
+which the two differ are counted.
 
 Public names: check_torch(), check_jax(), outcome(p, keep).
 """

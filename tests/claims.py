@@ -25,10 +25,12 @@ random, a direction or a difference counts only beyond Z standard errors of the
 difference (`apart`, `within`), or where two 95% intervals do not overlap; where they are
 deterministic, the comparison is exact.
 
-A claim about the literature (a paper, a pull request, a library's behaviour) cannot be
-recomputed: `source(page, quote, where)` names its source and place instead, and
-tests/test_claims_sources.py finds its quote.  A claim of a page that another piece of
-work owns is listed with `owned(page, quote, owner)` until its owner gives it a test.
+A claim that an existing test checks already is registered with `covered(page, quote,
+"FILE.py::test_name")`.  A claim about the literature (a paper, a pull request, a library's
+behaviour) cannot be recomputed: `source(page, quote, where)` names its source and place
+instead.  A claim of a page that another piece of work owns is listed with `owned(page,
+quote, owner)` until its owner gives it a test.  tests/test_claims_inventory.py finds the
+quotes of all three, and checks that every test named exists.
 
 The inventory, tests/CLAIMS.md, is every claim registered by the files
 tests/test_claims_*.py, page by page, in the order of the page, with the test or the

@@ -144,3 +144,15 @@ def test_report_tables_prints_the_readme_s_blocks_as_they_stand():
 
 covered(README, "equal to the library to about 1e-12 on the tests' random inputs",
         "test_docs.py::test_whiteboard_attention_forward_backward_and_streaming_equal_the_library")
+
+
+@claim(README, "at the bottom, the one input policy that every module checks with.")
+def test_attention_and_stats_check_their_input_with_softmax_s_policy_alone():
+    for module in ("attention.py", "stats.py"):
+        with open(os.path.join(ROOT, module), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        own = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+               and node.name.startswith("as_")]
+        imported = {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                    and node.module == "softmax" for alias in node.names}
+        assert own == [] and {"as_int", "as_list"} <= imported, module
