@@ -73,9 +73,9 @@ from typing import (Dict, List, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 
 from attention import dot
-from softmax import (as_int, as_list, as_logits, as_real, as_vector,
-                     in_log_range, log_softmax, shown, softmax,
-                     softmax_backward, softmax_jacobian)
+from softmax import (as_int, as_list, as_real, as_vector, in_log_range,
+                     log_softmax, shown, softmax, softmax_backward,
+                     softmax_jacobian)
 
 __all__ = ["mean", "variance", "product_variance", "dot_product_variance",
            "scaled_variance", "SCALE_CHOICES", "scale_factor", "Moments",
@@ -392,13 +392,14 @@ def exact_dot_product_moments(d_k: int, values: Sequence[float],
     """
     fn = "exact_dot_product_moments"
     d_k = as_int(fn, d_k, "d_k", maximum=MAX_EXACT)
-    values = _fractions(fn, values, "values")
+    values = _numbers(fn, values, "values")
     if probabilities is None:
         probabilities = [Fraction(1, len(values))] * len(values)
     else:
-        probabilities = _fractions(fn, probabilities, "probabilities")
+        probabilities = _numbers(fn, probabilities, "probabilities")
     _distribution(fn, values, probabilities)
-    return _moments(d_k, values, probabilities)
+    return _moments(d_k, [Fraction(v) for v in values],
+                    [Fraction(p) for p in probabilities])
 
 
 def correlated_dot_product_moments(d_k: int, rho: float) -> Moments:
@@ -557,7 +558,7 @@ def layer_norm(x: Sequence[float]) -> Vector:
     e = math.frexp(max(map(abs, x)))[1]  # x 2^-e is exact, its squares normal
     d = _centred([math.ldexp(v, -e) for v in x])
     sigma = math.sqrt(math.fsum(v * v for v in d) / len(d))
-    _not_constant(sigma, len(d))
+    _not_constant(sigma, x)
     return [v / sigma for v in d]
 
 
@@ -639,7 +640,7 @@ def softmax_entropy(x: Sequence[float]) -> float:
     (0.0, 0.582203)
     """
     fn = "softmax_entropy"
-    x = in_log_range(fn, as_logits(fn, x))  # log_softmax's rules, in this name
+    x = in_log_range(fn, x)  # log_softmax's rules, in this name
     return _entropy(x, softmax(x))
 
 
@@ -1153,28 +1154,44 @@ def _rho(fn: str, rho: float) -> float:
     return rho
 
 
-def _fractions(fn: str, xs, what: str) -> List[Fraction]:
-    """xs as exact Fractions, each entry named by its index when refused."""
-    return [Fraction(_number(fn, x, f"{what}[{i}]"))
+def _numbers(fn: str, xs, what: str) -> list:
+    """xs checked entry by entry as by _number (ints and Fractions kept, the
+    rest floats), each entry named by its index when refused."""
+    return [_number(fn, x, f"{what}[{i}]")
             for i, x in enumerate(as_list(fn, xs, what))]
 
 
-def _distribution(fn: str, values: List[Fraction],
-                  probabilities: List[Fraction]) -> None:
-    """One probability per value, none negative, summing to exactly 1."""
+def _distribution(fn: str, values: list, probabilities: list) -> None:
+    """One probability per value, none negative, summing to exactly 1: as the
+    caller wrote them, then exactly (0.3 + 0.7 is 1.0 only after rounding)."""
     if len(probabilities) != len(values):
         raise ValueError(
-            f"{fn}: probabilities has {len(probabilities)} entries but values "
-            f"has {len(values)}; each value needs its probability")
+            f"{fn}: probabilities has length {len(probabilities)} but values "
+            f"has length {len(values)}; each value needs its probability")
     if min(probabilities) < 0:
         i = probabilities.index(min(probabilities))
         raise ValueError(
             f"{fn}: probabilities[{i}] is {shown(probabilities[i])}; a "
             "probability cannot be negative")
-    if sum(probabilities) != 1:
+    written = _written_sum(probabilities)
+    if written != 1:
         raise ValueError(
-            f"{fn}: the probabilities sum to {sum(probabilities)}, not "
-            "exactly 1; pass Fractions such as Fraction(1, 3)")
+            f"{fn}: the probabilities sum to {shown(written)}, not 1")
+    if sum(map(Fraction, probabilities)) != 1:
+        raise ValueError(
+            f"{fn}: the probabilities sum to 1 only once rounded to a float; "
+            "a float such as 0.1 is a binary fraction near 1/10, not 1/10, "
+            "and their exact sum is not 1: pass Fractions such as "
+            "Fraction(1, 10)")
+
+
+def _written_sum(xs: list):
+    """sum(xs) as the caller's numbers give it: exact for ints and Fractions,
+    else the float nearest the exact sum (0.5 + 0.6 is 1.1, on every
+    Python)."""
+    if any(isinstance(x, float) for x in xs):
+        return float(sum(map(Fraction, xs)))
+    return sum(xs)
 
 
 def _probability(fn: str, p: float, what: str) -> None:
@@ -1204,18 +1221,23 @@ def _enough_points(xs: Vector, ddof: int) -> None:
             f"ddof={ddof}; got {len(xs)}")
 
 
-def _not_constant(sigma: float, n: int) -> None:
+def _not_constant(sigma: float, x: Vector) -> None:
     if sigma == 0.0:
         raise ValueError(
-            f"layer_norm: all {n} entries are equal; the variance is 0")
+            f"layer_norm: every entry of x is {x[0]!r}, so the variance is 0 "
+            "and (x - x_bar) / sigma is undefined")
 
 
 def _rng(fn: str, seed) -> random.Random:
     """A generator from an explicit int seed, or the random.Random given."""
     if isinstance(seed, random.Random):
         return seed
-    what = "seed (an int or a random.Random)"
-    return random.Random(as_int(fn, seed, what, minimum=-2 ** 64))
+    try:
+        seed = as_int(fn, seed, "seed", minimum=-2 ** 64)
+    except TypeError:  # neither kind: the message names both
+        raise TypeError(f"{fn}: seed must be an int or a random.Random, not "
+                        f"{shown(seed)}") from None
+    return random.Random(seed)
 
 
 def _row_arguments(fn: str, d_k: int, m: int, trials: int, seed):
