@@ -222,15 +222,10 @@ def _gradient_norms(rows: Sequence[_Row], c: float) -> Tuple[Vector, Vector]:
 @functools.lru_cache(maxsize=64)  # the report asks for each (n, p) 20 times
 def _order_ranks(n: int, p: Fraction, coverage: Fraction
                  ) -> Tuple[int, int, float]:
-    """(l, u, P(l <= B <= u - 1)), B ~ Binomial(n, p): B of n draws fall below
-    the true p-quantile, so [x_(l), x_(u)] misses it below with probability
-    P(B < l) and above with P(B >= u).  l is the largest rank and u the
-    smallest with each at most e = (1 - coverage) / 2 (1 and n if none is).
-    Exact: for p = a / b, b^n P(B = k) = C(n, k) a^k (b - a)^(n - k), summed
-    from k = 0 in ints until the upper tail is within e, about n p + 2
-    sqrt(n p (1 - p)) steps; so a p above 1/2 counts from the top, where n - B
-    ~ Binomial(n, 1 - p)."""
-    if 2 * p > 1:
+    """(l, u, P(l <= B <= u - 1)) for B ~ Binomial(n, p): the interval
+    [x_(l), x_(u)] of the p-quantile, P(B < l) and P(B >= u) each at most
+    (1 - coverage) / 2, in exact ints (derivations.md section 10)."""
+    if 2 * p > 1:  # count from the nearer end: n - B ~ Binomial(n, 1 - p)
         l, u, covered = _order_ranks(n, 1 - p, coverage)
         return n + 1 - u, n + 1 - l, covered
     a, b, e = p.numerator, p.denominator, (1 - coverage) / 2
@@ -258,23 +253,9 @@ def _quantile(x: Vector, p: Fraction) -> float:
 
 
 def _top_share(ranked: Vector, t: int) -> Tuple[float, float]:
-    """(T, its standard error) for the share T = theta / mu of the sum of the
-    n ranked x_i (largest first) that the top k = ceil(n t / 100) carry:
-    theta = (1/n) sum of the top k, mu = (1/n) sum_i x_i; k < n.
-
-    The delta method: se = sqrt(mean(IF_T(x_i)^2) / n), IF the influence
-    function (a statistic's change per unit of weight moved onto a point x):
-      IF_mu = x - mu;
-      IF_theta = (x - xi) 1{x > xi} + xi s - theta, xi the threshold of the
-        top (the (1 - s)-quantile): x's own term x 1{x > xi} - theta, plus the
-        threshold's move, IF_xi = (1{x > xi} - s) / f(xi), times
-        d theta / d xi = -xi f(xi): the density f cancels;
-      IF_T = (IF_theta - T IF_mu) / mu, the quotient rule.
-    Here s = k / n and xi is the largest x_i outside the top, so that every
-    top row keeps its excess over xi (with the smallest of the top, one excess
-    would be 0: for exponential data the variance (k - 1) / k too small); each
-    IF sums to 0 over the x_i.  With theta = T mu, mu IF_T(x) = max(x - xi, 0)
-    + xi s - T x."""
+    """(T, se): the share T = theta / mu of the ranked x_i's sum that the top
+    k = ceil(n t / 100) < n carry, and its delta-method standard error, from
+    mu IF_T(x) = max(x - xi, 0) + xi s - T x (derivations.md section 10)."""
     n, k = len(ranked), -(-len(ranked) * t // 100)
     mu, theta = math.fsum(ranked) / n, math.fsum(ranked[:k]) / n
     T, xi, s = theta / mu, ranked[k], k / n
@@ -498,16 +479,13 @@ def quantile_interval(xs: Sequence[float], p: float,
                       coverage: float = 0.95) -> Quantile:
     """Return the p-quantile of xs, linear between order statistics
     (statistics.quantiles' "inclusive" method), and its interval [x_(l), x_(u)]
-    of order statistics: B ~ Binomial(n, p) of the n draws fall below the true
-    p-quantile, so the interval misses it below with probability P(B < l) and
-    above with P(B >= u); l is the largest and u the smallest rank that keep
-    each at most (1 - coverage) / 2, and .coverage is P(l <= B <= u - 1) (less
-    than asked when n is too small).  p = 1/2 gives median_interval's interval.
-    An int or a Fraction p is exact; a float p is the decimal it prints as (0.1
-    is 1/10), so that p = i/m falls on statistics.quantiles' cut points.  The
-    binomial is summed exactly, in about n^2 min(p, 1 - p) log2(b) bit
-    operations for p = a/b: a second at n = 60000 and p = 0.1; a p of many
-    digits (0.3333333333333333) costs more than Fraction(1, 3).
+    of order statistics: l the largest and u the smallest rank with
+    P(B < l) <= (1 - coverage) / 2 and P(B >= u) <= (1 - coverage) / 2 for
+    B ~ Binomial(n, p), the count of draws below the true p-quantile;
+    .coverage is P(l <= B <= u - 1) (less than asked when n is too small).
+    Shapes: xs of length n, 0 < p < 1 -> Quantile.  An int or a Fraction p is
+    exact; a float p is the decimal it prints as (0.1 is 1/10).  The binomial
+    is summed exactly (derivations.md section 10, with its cost).
 
     >>> quantile_interval(range(1, 101), 0.9)
     Quantile(value=90.1, low=84.0, high=96.0, coverage=0.9557)

@@ -904,6 +904,21 @@ def test_the_quantile_interval_of_large_data_does_not_hang():
     got = quantile_interval(xs, 0.1)
     assert (got.low, got.high) == (5855.0, 6144.0)
     assert time.process_time() - start < 10.0
+    # u = 6145: the sum stopped at its 6145th term, "under 6,150" (derivations.md section 10)
+    assert xs.index(got.high) + 1 == 6145 < 6150
+
+
+def test_the_cost_figures_of_derivations_section_10():
+    # docs/derivations.md section 10, worked by hand there: n = 60,000 and p = 1/10 sum
+    # about n p + z sqrt(n p (1 - p)) terms with z just under 2, under 6,150; on ints of at
+    # most n log2(10) < 4 n = 240,000 bits; 0.1 is the binary 3602879701896397 / 2^55 just
+    # above 1/10, and 0.3333333333333333 the decimal 3333333333333333 / 10^16
+    n, p = 60000, Fraction(1, 10)
+    z = statistics.NormalDist().inv_cdf(0.975)
+    assert 1.95 < z < 2 and n * p + 2 * math.sqrt(n * p * (1 - p)) < 6150
+    assert n * p * (1 - p) == 5400 and (10 ** n).bit_length() <= 4 * n == 240_000
+    assert Fraction(0.1) == Fraction(3602879701896397, 2 ** 55) > Fraction(1, 10)
+    assert Fraction(repr(0.3333333333333333)) == Fraction(3333333333333333, 10 ** 16)
 
 
 # ------------------------------------------------------------ a top share's error
