@@ -531,9 +531,9 @@ def _within(limit: float) -> str:
 
 
 def _bound(b) -> str:
-    """A bound as a message shows it: a power of two beyond 2^20, or one less,
-    by its exponent (2^53, -2^64, 2^64 - 1), a float's with its size too
-    (2^200 (about 1.6e+60)); any other by its repr."""
+    """A bound as a message shows it: a power of two from 2^20 (about a million)
+    on, or one less, by its exponent (2^53, -2^64, 2^64 - 1), a float's with
+    its size too (2^200 (about 1.6e+60)); any other by its repr."""
     n = int(abs(b))
     if n != abs(b) or n < 2 ** 20:
         return repr(b)

@@ -146,6 +146,11 @@ def test_as_vector_takes_entries_up_to_its_limit_and_says_why_the_limit_is_there
         as_vector("f", [-ABOVE_LIMIT, 0.0])
     with pytest.raises(ValueError, match=r"^f: x\[1\] is 3.0; it must be at most 2.0 in size$"):
         as_vector("f", [1.0, 3.0], limit=2.0)
+    with pytest.raises(ValueError, match=r"^f: x\[0\] is 4e\+20; it must be at most 3e\+20 in "
+                                         "size$"):
+        as_vector("f", [4e20], limit=3e20)  # large, but no power of two
+    with pytest.raises(ValueError, match=r"^f: x\[0\] is 0.75; it must be at most 0.5 in size$"):
+        as_vector("f", [0.75], limit=0.5)  # a limit below 1 is a limit too
     with pytest.raises(ValueError, match=r"^f: x\[0\] is an int of 400 digits; it must be at "
                                          r"most the largest float \(about 1.8e\+308\) in size$"):
         as_vector("f", [10 ** 399], limit=LARGEST)
@@ -214,6 +219,7 @@ def test_as_int_takes_any_integral_type_within_its_bounds():
     str or None is refused; each bound broken is named alone."""
     assert as_int("f", Index(3), "n") == 3 and type(as_int("f", Index(3), "n")) is int
     assert as_int("f", 4, "n", minimum=1, maximum=4) == 4
+    assert as_int("f", 3, "n", minimum=3, maximum=3) == 3  # one int allowed
     assert as_int("f", -2 ** 64, "seed", minimum=-2 ** 64) == -2 ** 64
     assert as_int("f", 10 ** 40, "n", maximum=None) == 10 ** 40
     for bad, text in ((True, "True"), (2.0, "2.0"), ("2", "'2'"), (None, "None")):
@@ -235,7 +241,11 @@ def test_as_int_shows_a_bound_that_is_a_power_of_two_by_its_exponent():
     with pytest.raises(ValueError, match=r"^f: seed must be at least -2\^64, not "):
         as_int("f", -2 ** 64 - 1, "seed", minimum=-2 ** 64)
     with pytest.raises(ValueError, match="^f: n must be at most 1048575, not 1048576$"):
-        as_int("f", 2 ** 20, "n", maximum=2 ** 20 - 1)  # a million: printed in full
+        as_int("f", 2 ** 20, "n", maximum=2 ** 20 - 1)  # below a million: printed in full
+    with pytest.raises(ValueError, match=r"^f: n must be at most 2\^20, not 1048577$"):
+        as_int("f", 2 ** 20 + 1, "n", maximum=2 ** 20)  # from 2^20 on, by its exponent
+    with pytest.raises(ValueError, match="^f: n must be at least -18446744073709551615, not "):
+        as_int("f", -2 ** 64, "n", minimum=-(2 ** 64 - 1))  # only 2^64 - 1 itself is short
     with pytest.raises(ValueError, match="^f: n must be at most 3000000, not 3000001$"):
         as_int("f", 3000001, "n", maximum=3000000)
     with pytest.raises(ValueError, match="^f: n must be at most 4, not an int of 5001 digits$"):
@@ -270,6 +280,8 @@ def test_as_probabilities_takes_entries_of_at_least_0_that_sum_to_1_within_1e_9(
         as_probabilities("f", [1.5, -0.5])
     with pytest.raises(ValueError, match=r"^f: p sums to 1.00001, not 1 \(within 1e-9\)"):
         as_probabilities("f", [0.5, 0.50001])
+    with pytest.raises(ValueError, match=r"^f: p\[0\] is -inf; it must be finite$"):
+        as_probabilities("f", [-INF, 1.0])  # not a mask here
 
 
 def test_in_log_range_checks_the_logits_and_their_distance_below_the_max():
@@ -363,6 +375,7 @@ def test_a_bad_fn_or_what_is_refused_in_the_policy_functions_own_name(name, chan
     ("as_real", {"limit": True}, TypeError, "limit is True, not a real number"),
     ("as_real", {"limit": NAN}, ValueError, "limit is nan; it must be finite"),
     ("as_vector", {"limit": INF}, ValueError, "limit is inf; it must be finite"),
+    ("as_vector", {"limit": -INF}, ValueError, "limit is -inf; it must be finite"),
     ("as_real", {"limit": 0}, ValueError, "limit is 0; it must be positive"),
     ("as_vector", {"limit": -1.0}, ValueError, "limit is -1.0; it must be positive"),
     ("as_real", {"limit": 10 ** 400}, ValueError, "limit is an int of 401 digits; it must be "
