@@ -423,6 +423,11 @@ def test_exact_moments_reject_bad_distributions_one_rule_at_a_time():
                                                    "rounded to a float; a float such as 0.1 is "
                                                    "a binary fraction near 1/10")):
         exact_dot_product_moments(2, [0, 1], [0.3, 0.7])
+    # ten 0.1s: their exact sum rounds to 1.0, which the message says on every Python,
+    # although sum() gives 0.9999999999999999 before 3.12 and 1.0 from 3.12 on
+    assert float(sum(map(Fraction, [0.1] * 10))) == 1.0 != sum(map(Fraction, [0.1] * 10))
+    with pytest.raises(ValueError, match=f"^{fn}: the probabilities sum to 1 only once "):
+        exact_dot_product_moments(2, list(range(10)), [0.1] * 10)
     with pytest.raises(ValueError, match=re.escape(f"{fn}: probabilities[1] is -0.5; "
                                                    "a probability cannot be negative")):
         exact_dot_product_moments(2, [0, 1], [1.5, -0.5])
