@@ -73,9 +73,9 @@ from typing import (Dict, List, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 
 from attention import dot
-from softmax import (as_int, as_list, as_logits, as_real, as_vector,
-                     in_log_range, log_softmax, shown, softmax,
-                     softmax_backward, softmax_jacobian)
+from softmax import (as_int, as_list, as_real, as_vector, in_log_range,
+                     log_softmax, shown, softmax, softmax_backward,
+                     softmax_jacobian)
 
 __all__ = ["mean", "variance", "product_variance", "dot_product_variance",
            "scaled_variance", "SCALE_CHOICES", "scale_factor", "Moments",
@@ -222,15 +222,10 @@ def _gradient_norms(rows: Sequence[_Row], c: float) -> Tuple[Vector, Vector]:
 @functools.lru_cache(maxsize=64)  # the report asks for each (n, p) 20 times
 def _order_ranks(n: int, p: Fraction, coverage: Fraction
                  ) -> Tuple[int, int, float]:
-    """(l, u, P(l <= B <= u - 1)), B ~ Binomial(n, p): B of n draws fall below
-    the true p-quantile, so [x_(l), x_(u)] misses it below with probability
-    P(B < l) and above with P(B >= u).  l is the largest rank and u the
-    smallest with each at most e = (1 - coverage) / 2 (1 and n if none is).
-    Exact: for p = a / b, b^n P(B = k) = C(n, k) a^k (b - a)^(n - k), summed
-    from k = 0 in ints until the upper tail is within e, about n p + 2
-    sqrt(n p (1 - p)) steps; so a p above 1/2 counts from the top, where n - B
-    ~ Binomial(n, 1 - p)."""
-    if 2 * p > 1:
+    """(l, u, P(l <= B <= u - 1)) for B ~ Binomial(n, p): the interval
+    [x_(l), x_(u)] of the p-quantile, P(B < l) and P(B >= u) each at most
+    (1 - coverage) / 2, in exact ints (derivations.md section 10)."""
+    if 2 * p > 1:  # count from the nearer end: n - B ~ Binomial(n, 1 - p)
         l, u, covered = _order_ranks(n, 1 - p, coverage)
         return n + 1 - u, n + 1 - l, covered
     a, b, e = p.numerator, p.denominator, (1 - coverage) / 2
@@ -258,23 +253,9 @@ def _quantile(x: Vector, p: Fraction) -> float:
 
 
 def _top_share(ranked: Vector, t: int) -> Tuple[float, float]:
-    """(T, its standard error) for the share T = theta / mu of the sum of the
-    n ranked x_i (largest first) that the top k = ceil(n t / 100) carry:
-    theta = (1/n) sum of the top k, mu = (1/n) sum_i x_i; k < n.
-
-    The delta method: se = sqrt(mean(IF_T(x_i)^2) / n), IF the influence
-    function (a statistic's change per unit of weight moved onto a point x):
-      IF_mu = x - mu;
-      IF_theta = (x - xi) 1{x > xi} + xi s - theta, xi the threshold of the
-        top (the (1 - s)-quantile): x's own term x 1{x > xi} - theta, plus the
-        threshold's move, IF_xi = (1{x > xi} - s) / f(xi), times
-        d theta / d xi = -xi f(xi): the density f cancels;
-      IF_T = (IF_theta - T IF_mu) / mu, the quotient rule.
-    Here s = k / n and xi is the largest x_i outside the top, so that every
-    top row keeps its excess over xi (with the smallest of the top, one excess
-    would be 0: for exponential data the variance (k - 1) / k too small); each
-    IF sums to 0 over the x_i.  With theta = T mu, mu IF_T(x) = max(x - xi, 0)
-    + xi s - T x."""
+    """(T, se): the share T = theta / mu of the ranked x_i's sum that the top
+    k = ceil(n t / 100) < n carry, and its delta-method standard error, from
+    mu IF_T(x) = max(x - xi, 0) + xi s - T x (derivations.md section 10)."""
     n, k = len(ranked), -(-len(ranked) * t // 100)
     mu, theta = math.fsum(ranked) / n, math.fsum(ranked[:k]) / n
     T, xi, s = theta / mu, ranked[k], k / n
@@ -392,13 +373,14 @@ def exact_dot_product_moments(d_k: int, values: Sequence[float],
     """
     fn = "exact_dot_product_moments"
     d_k = as_int(fn, d_k, "d_k", maximum=MAX_EXACT)
-    values = _fractions(fn, values, "values")
+    values = _numbers(fn, values, "values")
     if probabilities is None:
         probabilities = [Fraction(1, len(values))] * len(values)
     else:
-        probabilities = _fractions(fn, probabilities, "probabilities")
+        probabilities = _numbers(fn, probabilities, "probabilities")
     _distribution(fn, values, probabilities)
-    return _moments(d_k, values, probabilities)
+    return _moments(d_k, [Fraction(v) for v in values],
+                    [Fraction(p) for p in probabilities])
 
 
 def correlated_dot_product_moments(d_k: int, rho: float) -> Moments:
@@ -497,16 +479,13 @@ def quantile_interval(xs: Sequence[float], p: float,
                       coverage: float = 0.95) -> Quantile:
     """Return the p-quantile of xs, linear between order statistics
     (statistics.quantiles' "inclusive" method), and its interval [x_(l), x_(u)]
-    of order statistics: B ~ Binomial(n, p) of the n draws fall below the true
-    p-quantile, so the interval misses it below with probability P(B < l) and
-    above with P(B >= u); l is the largest and u the smallest rank that keep
-    each at most (1 - coverage) / 2, and .coverage is P(l <= B <= u - 1) (less
-    than asked when n is too small).  p = 1/2 gives median_interval's interval.
-    An int or a Fraction p is exact; a float p is the decimal it prints as (0.1
-    is 1/10), so that p = i/m falls on statistics.quantiles' cut points.  The
-    binomial is summed exactly, in about n^2 min(p, 1 - p) log2(b) bit
-    operations for p = a/b: a second at n = 60000 and p = 0.1; a p of many
-    digits (0.3333333333333333) costs more than Fraction(1, 3).
+    of order statistics: l the largest and u the smallest rank with
+    P(B < l) <= (1 - coverage) / 2 and P(B >= u) <= (1 - coverage) / 2 for
+    B ~ Binomial(n, p), the count of draws below the true p-quantile;
+    .coverage is P(l <= B <= u - 1) (less than asked when n is too small).
+    Shapes: xs of length n, 0 < p < 1 -> Quantile.  An int or a Fraction p is
+    exact; a float p is the decimal it prints as (0.1 is 1/10).  The binomial
+    is summed exactly (derivations.md section 10, with its cost).
 
     >>> quantile_interval(range(1, 101), 0.9)
     Quantile(value=90.1, low=84.0, high=96.0, coverage=0.9557)
@@ -560,7 +539,7 @@ def layer_norm(x: Sequence[float]) -> Vector:
     e = math.frexp(max(map(abs, x)))[1]  # x 2^-e is exact, its squares normal
     d = _centred([math.ldexp(v, -e) for v in x])
     sigma = math.sqrt(math.fsum(v * v for v in d) / len(d))
-    _not_constant(sigma, len(d))
+    _not_constant(sigma, x)
     return [v / sigma for v in d]
 
 
@@ -642,7 +621,7 @@ def softmax_entropy(x: Sequence[float]) -> float:
     (0.0, 0.582203)
     """
     fn = "softmax_entropy"
-    x = in_log_range(fn, as_logits(fn, x))  # log_softmax's rules, in this name
+    x = in_log_range(fn, x)  # log_softmax's rules, in this name
     return _entropy(x, softmax(x))
 
 
@@ -1158,28 +1137,44 @@ def _rho(fn: str, rho: float) -> float:
     return rho
 
 
-def _fractions(fn: str, xs, what: str) -> List[Fraction]:
-    """xs as exact Fractions, each entry named by its index when refused."""
-    return [Fraction(_number(fn, x, f"{what}[{i}]"))
+def _numbers(fn: str, xs, what: str) -> list:
+    """xs checked entry by entry as by _number (ints and Fractions kept, the
+    rest floats), each entry named by its index when refused."""
+    return [_number(fn, x, f"{what}[{i}]")
             for i, x in enumerate(as_list(fn, xs, what))]
 
 
-def _distribution(fn: str, values: List[Fraction],
-                  probabilities: List[Fraction]) -> None:
-    """One probability per value, none negative, summing to exactly 1."""
+def _distribution(fn: str, values: list, probabilities: list) -> None:
+    """One probability per value, none negative, summing to exactly 1: as the
+    caller wrote them, then exactly (0.3 + 0.7 is 1.0 only after rounding)."""
     if len(probabilities) != len(values):
         raise ValueError(
-            f"{fn}: probabilities has {len(probabilities)} entries but values "
-            f"has {len(values)}; each value needs its probability")
+            f"{fn}: probabilities has length {len(probabilities)} but values "
+            f"has length {len(values)}; each value needs its probability")
     if min(probabilities) < 0:
         i = probabilities.index(min(probabilities))
         raise ValueError(
             f"{fn}: probabilities[{i}] is {shown(probabilities[i])}; a "
             "probability cannot be negative")
-    if sum(probabilities) != 1:
+    written = _written_sum(probabilities)
+    if written != 1:
         raise ValueError(
-            f"{fn}: the probabilities sum to {sum(probabilities)}, not "
-            "exactly 1; pass Fractions such as Fraction(1, 3)")
+            f"{fn}: the probabilities sum to {shown(written)}, not 1")
+    if sum(map(Fraction, probabilities)) != 1:
+        raise ValueError(
+            f"{fn}: the probabilities sum to 1 only once rounded to a float; "
+            "a float such as 0.1 is a binary fraction near 1/10, not 1/10, "
+            "and their exact sum is not 1: pass Fractions such as "
+            "Fraction(1, 10)")
+
+
+def _written_sum(xs: list):
+    """sum(xs) as the caller's numbers give it: exact for ints and Fractions,
+    else the float nearest the exact sum (0.5 + 0.6 is 1.1, on every
+    Python)."""
+    if any(isinstance(x, float) for x in xs):
+        return float(sum(map(Fraction, xs)))
+    return sum(xs)
 
 
 def _probability(fn: str, p: float, what: str) -> None:
@@ -1209,18 +1204,23 @@ def _enough_points(xs: Vector, ddof: int) -> None:
             f"ddof={ddof}; got {len(xs)}")
 
 
-def _not_constant(sigma: float, n: int) -> None:
+def _not_constant(sigma: float, x: Vector) -> None:
     if sigma == 0.0:
         raise ValueError(
-            f"layer_norm: all {n} entries are equal; the variance is 0")
+            f"layer_norm: every entry of x is {x[0]!r}, so the variance is 0 "
+            "and (x - x_bar) / sigma is undefined")
 
 
 def _rng(fn: str, seed) -> random.Random:
     """A generator from an explicit int seed, or the random.Random given."""
     if isinstance(seed, random.Random):
         return seed
-    what = "seed (an int or a random.Random)"
-    return random.Random(as_int(fn, seed, what, minimum=-2 ** 64))
+    try:
+        seed = as_int(fn, seed, "seed", minimum=-2 ** 64)
+    except TypeError:  # neither kind: the message names both
+        raise TypeError(f"{fn}: seed must be an int or a random.Random, not "
+                        f"{shown(seed)}") from None
+    return random.Random(seed)
 
 
 def _row_arguments(fn: str, d_k: int, m: int, trials: int, seed):

@@ -411,10 +411,9 @@ def test_the_report_defaults_are_the_documented_ones():
     (dict(dks=16), TypeError, "report: dks must be a list"),
     (dict(seed=True), TypeError, "report: seed must be an int, not True"),
     (dict(seed=1.5), TypeError, "report: seed must be an int, not 1.5"),
-    (dict(seed=-1), ValueError, "report: seed must be at least 0 and at most "
-                                "18446744073709551615, not -1"),
-    (dict(seed=2 ** 64), ValueError, "report: seed must be at least 0 and at most "
-                                     "18446744073709551615, not 18446744073709551616"),
+    (dict(seed=-1), ValueError, "report: seed must be at least 0, not -1"),
+    (dict(seed=2 ** 64), ValueError, "report: seed must be at most 2^64 - 1, not "
+                                     "18446744073709551616"),
     (dict(dks=(16, 64, 16)), ValueError, "report: dks = [16, 64, 16] repeats a d_k"),
 ], ids=["one key", "one row", "no samples", "d_k = 1", "no d_k", "a bare d_k", "a bool seed",
         "a float seed", "a negative seed", "a seed of 2^64",
@@ -581,8 +580,7 @@ def test_a_seed_beyond_2_to_the_64_is_refused(capsys):
         run(argv, capsys)
     assert exit.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "python3 stats.py: error: report: seed must be at least 0 and at most "
-        f"{2 ** 64 - 1}, not {10 ** 20}")
+        f"python3 stats.py: error: report: seed must be at most 2^64 - 1, not {10 ** 20}")
 
 
 # ------------------------------------------------ found by mutation testing (tools/mutate.py)
