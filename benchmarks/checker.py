@@ -40,16 +40,22 @@ def time_run(mode: str, cases: int) -> tuple:
     command = [sys.executable, CHECK, os.path.join(READERS, spec), *flags, "--cases",
                str(cases)]
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, cwd=ROOT)
     named = battery = None
-    for line in process.stdout:
-        now = time.perf_counter()
-        if line.startswith("random battery"):
-            battery = now
-            said = line.strip()
-        elif battery is None:
-            named = now
-    status = process.wait()
+    try:
+        for line in process.stdout:
+            now = time.perf_counter()
+            if line.startswith("random battery"):
+                battery = now
+                said = line.strip()
+            elif battery is None:
+                named = now
+        status = process.wait()
+    finally:  # Ctrl-C: the checker stops too, and is waited for
+        process.kill()
+        process.wait()
+        process.stdout.close()
     whole = time.perf_counter() - start
     if status != 0 or battery is None or not said.endswith(f"{cases} cases agree"):
         raise RuntimeError(f"{mode}: the run did not agree (exit status {status})")

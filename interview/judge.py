@@ -16,8 +16,8 @@ A verdict names a mistake only when its answer matches, and never one that an ea
 showed the candidate does not make (the promise of docs/checker.md):
 - a variant (a slip whose answer is computed): an earlier case where it would have changed
   the answer, and the candidate's was right;
-- a lower precision: an earlier case where that format's own answer is off, and the
-  candidate's was neither nearly that answer nor off by as much (within 8x);
+- a lower precision: most of the earlier cases where that format's own answer is off,
+  each where the candidate's was neither nearly that answer nor off by as much (within 8x);
 - a described mistake (another scale): an earlier case whose Expectation.rules_out says so.
 The named cases are ordered so that each trap comes after the cases that rule out its
 look-alikes.
@@ -154,8 +154,14 @@ class Conventions:
         self.stated = {key: True for key in self.stated}
 
     def shown_absent(self, mistake: Mistake) -> bool:
-        """An earlier answer showed the candidate does not make this described mistake."""
-        return any(_rules_out(seen, mistake) for seen in self.seen)
+        """Earlier answers showed the candidate does not make this described mistake: for a
+        lower precision, most of the earlier cases where that format is off (its error
+        fluctuates from case to case); for another, one case."""
+        said = [_rules_out(seen, mistake) for seen in self.seen]
+        if mistake in PRECISION.values():
+            shown = [s for s in said if s is not None]
+            return 2 * sum(shown) > len(shown)
+        return any(said)
 
 
 # --------------------------------------------------------------- the generic mistakes
@@ -345,10 +351,11 @@ def _remember(got, expect: Expectation, conventions: Conventions) -> None:
         conventions.seen.append(_Seen(expect, got, error, {}))
 
 
-def _rules_out(seen: _Seen, mistake: Mistake) -> bool:
-    """The answer seen shows the candidate does not make the described mistake: for a
-    precision, that format's answer is off there and the candidate's is neither nearly it
-    nor off by as much; otherwise, as the case's own rules_out says."""
+def _rules_out(seen: _Seen, mistake: Mistake) -> Optional[bool]:
+    """Whether the answer seen shows the candidate does not make the described mistake:
+    for a precision, that format's answer is off there (else None: it shows nothing) and
+    the candidate's is neither nearly it nor off by as much; otherwise, as the case's own
+    rules_out says."""
     if mistake not in seen.ruled:
         fmt = next((f for f, m in PRECISION.items() if m == mistake), None)
         if fmt is not None:
@@ -359,14 +366,14 @@ def _rules_out(seen: _Seen, mistake: Mistake) -> bool:
     return seen.ruled[mistake]
 
 
-def _not_in_format(seen: _Seen, fmt: str) -> bool:
+def _not_in_format(seen: _Seen, fmt: str) -> Optional[bool]:
     expect = seen.expect
     answer = _in_format(expect, fmt)
     if answer is None or not math.isfinite(seen.error):  # no error to compare
-        return False
+        return None
     own = worst(answer, expect.reference)[0]
-    if own <= tolerance(expect.reference):  # the format shows nothing here
-        return False
+    if own <= tolerance(expect.reference):  # the format is as good as float64 here
+        return None
     if worst(seen.got, answer)[0] <= NEAR * seen.error:  # nearly the format's own answer
         return False
     return seen.error == 0.0 or abs(math.log(seen.error / own)) > APART
@@ -460,7 +467,8 @@ def _decimals(got, reference, error: float) -> Optional[int]:
 
 def _format(got, error: float, expect: Expectation, conventions: Conventions) -> Optional[str]:
     """The format whose answer the candidate's nearly is, or whose own error on this case is
-    nearest the candidate's (within 8x, and small); never one an earlier answer ruled out."""
+    as large as the candidate's (within 8x, and small: one named before first, else the
+    nearest); never one that earlier answers ruled out."""
     distances = {}
     for fmt in LOW:
         answer = _in_format(expect, fmt)
@@ -470,12 +478,18 @@ def _format(got, error: float, expect: Expectation, conventions: Conventions) ->
         if 0.0 < own < math.inf:
             distances[fmt] = abs(math.log(error / own))
         if worst(got, answer)[0] <= NEAR * error:  # nearly the format's own answer
-            return fmt
-    if not distances:
-        return None
-    fmt = min(distances, key=distances.get)  # else the format whose error is as large
+            return _named_format(fmt, conventions)
     small = error <= 0.05 * max(1.0, max(map(abs, _numbers(expect.reference))))
-    return fmt if small and distances[fmt] <= APART else None
+    close_enough = [f for f in distances if distances[f] <= APART] if small else []
+    if not close_enough:
+        return None
+    named = [f for f in close_enough if PRECISION[f] in conventions.named]
+    return _named_format(min(named or close_enough, key=distances.get), conventions)
+
+
+def _named_format(fmt: str, conventions: Conventions) -> str:
+    conventions.named.append(PRECISION[fmt])
+    return fmt
 
 
 def _join(detail: str, more: str) -> str:

@@ -408,9 +408,8 @@ def fitted_scale(case: Case, keep, got) -> Optional[tuple]:
         x, y = b - (b - a) / 1.618033988749895, a + (b - a) / 1.618033988749895
         a, b = (a, y) if error(x) < error(y) else (x, b)
     c = math.exp((a + b) / 2)
-    if error(math.log(c)) > 10 * tolerance(got) or abs(c * math.sqrt(len(case.args[1][0])) -
-                                                        1) < 1e-6:
-        return None  # no constant fits, or the right one does
+    if error(math.log(c)) > 10 * tolerance(got) or abs(c / default_scale(case) - 1) < 1e-3:
+        return None  # no constant fits, or one within 0.1% of the right one: noise
     x = 1 / (c * c)
     return OTHER_SCALE, (f"1/sqrt({round(x)})" if abs(x - round(x)) < 1e-6 * x else f"{c:.4g}")
 
