@@ -152,7 +152,8 @@ def draws(mode: Mode, options: set, align: str, batched: bool, seed: int,
     rng = random.Random(seed)
     cases: List[Case] = []
     for _ in range(count):
-        like = cases[-1].parts[0] if batched and cases else cases[-1] if cases else None
+        before = cases[-1] if cases else None
+        like = before.parts[0] if before and before.parts else before
         case = mode.draw(rng, options, align, like if rng.randrange(REPEAT) == 0 else None)
         if batched:
             case = batch(case, mode, mode.draw(rng, options, align, case))
@@ -218,7 +219,8 @@ def _failure(trial: Trial, k: int, case: Case, broken: Optional[Outcome]) -> tup
         verdict = Verdict("FAIL", NONDETERMINISTIC, "failed, then right on the same input")
         outcome = outcome._replace(verdict=verdict)
     title = f"case {k} shrunk to {_title(trial.mode, smallest)}"
-    return (title, _worst(outcome), outcome.output, _input(trial.mode, smallest),
+    shown = _input(trial.mode, smallest, trial.conventions.true_blocks)
+    return (title, _worst(outcome), outcome.output, shown,
             (outcome.verdict.mistake, _options(smallest)))
 
 
@@ -239,14 +241,22 @@ def _worst(outcome: Outcome) -> Verdict:
     return verdict._replace(detail=f"{verdict.detail}: {got:.6g}, should be {want:.6g}")
 
 
-def _input(mode: Mode, case: Case) -> str:
-    """The case's arguments in one line, when they are few enough to read."""
+def _input(mode: Mode, case: Case, true_blocks: bool) -> str:
+    """The case's arguments in one line, as the function was passed them (the mask in its
+    polarity), when they are few enough to read."""
     args = list(zip(mode.labels, case.args))
     if case.mask is not None:
-        args.append(("mask", case.mask))
+        args.append(("mask", _as_passed(case.mask, true_blocks)))
     if sum(1 for _, value in args for _ in _leaves(value)) > SHOWN_INPUT:
         return ""
     return "; ".join(f"{name} = {_shown_value(value)}" for name, value in args)
+
+
+def _as_passed(mask, true_blocks: bool):
+    """The mask as the function was passed it: True = blocked, when that is its polarity."""
+    if isinstance(mask, bool):
+        return mask != true_blocks
+    return [_as_passed(row, true_blocks) for row in mask]
 
 
 def _leaves(x):
