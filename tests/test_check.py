@@ -1733,7 +1733,7 @@ def test_the_manual_and_the_runner_open_with_the_threat_model():
     from interview import runner
     for text in (first, runner.__doc__, check.__doc__):
         flat = " ".join(text.split())
-        assert "honest mistakes" in flat and "not code written to attack" in flat, text[:200]
+        assert "honest mistakes" in flat and "code written to attack" in flat, text[:200]
     for word in ("crashes", "hangs", "prints", "forks", "threads left running",
                  "exceptions of any kind", "mutation of arguments", "nondeterminism"):
         assert word in " ".join(first.split()), word
@@ -1771,3 +1771,210 @@ def test_the_battery_example_of_the_page_is_what_the_checker_prints(tmp_path, ca
     why = next(w for w in WHY if w.name == "is_causal overwrites the mask")
     assert check.main([written(tmp_path, why.base, why.old, why.new)]) == 1
     assert capsys.readouterr().out.splitlines()[-len(example):] == example
+
+
+# ---------------------------------------------------------------- the judge, piece by piece
+
+def fresh(passed=0, ruled_out=(), named=()):
+    """Conventions after `passed` right cases, with these mistakes ruled out and named."""
+    conventions = judge.Conventions()
+    conventions.passed = passed
+    conventions.ruled_out |= set(ruled_out)
+    conventions.named += list(named)
+    return conventions
+
+
+CAUSAL_MORE = next(c for c in F.cases() if c.title == "is_causal n=5 m=3 d_k=6 d_v=2")
+
+
+def test_a_refusal_names_a_slip_that_leaves_a_query_without_a_key_only_after_a_right_case():
+    # under the causal mask j < i (or j >= i), query 0 has no key: a candidate that guards
+    # against that raises a ValueError; before any case was right, it is only an error
+    expect = F.expect(CAUSAL_MORE, judge.Conventions())
+    refusal = raised("ValueError", "Exception")
+    ruled = (F.SHIFT_MIN, F.BOTTOM_RIGHT)
+    after = fresh(passed=1, ruled_out=ruled)
+    assert judge.judge(CAUSAL_MORE, refusal, refusal, expect, after).mistake == F.FUTURE
+    before = fresh(ruled_out=ruled)
+    assert judge.judge(CAUSAL_MORE, refusal, refusal, expect, before).mistake == judge.RAISED
+
+
+def test_an_overflow_names_only_a_slip_whose_answer_overflows():
+    expect = F.expect(CAUSAL_MORE, judge.Conventions())
+    overflow = raised("OverflowError", "ArithmeticError", "Exception")
+    conventions = fresh(passed=1, ruled_out=(F.SHIFT_MIN,))  # the one that gives NaN here
+    assert judge.judge(CAUSAL_MORE, overflow, overflow, expect, conventions).mistake == (
+        judge.RAISED)
+
+
+def test_a_slip_named_once_is_preferred_where_another_gives_the_same_answer():
+    first, same = F.cases()[0], next(c for c in F.cases() if c.title.startswith("is_causal n=4"))
+    conventions = judge.Conventions()
+    for case in (first, same):  # n = m = 4: 1/sqrt(n) and 1/sqrt(m) give one answer
+        expect = F.expect(case, conventions)
+        answer = Reply("returned", next(v.answer for v in expect.variants
+                                        if v.mistake == F.BY_SQRT_N))
+        assert judge.judge(case, answer, answer, expect, conventions).mistake == F.BY_SQRT_N
+
+
+def test_a_slip_is_named_whatever_its_answer_in_a_row_without_a_key():
+    expect = F.expect(FULL, judge.Conventions())
+    unscaled = next(v.answer for v in expect.variants if v.mistake == F.NO_SCALE)
+    answer = Reply("returned", [[0.0, 0.0] if r is None else r for r in unscaled])
+    assert judge.judge(FULL, answer, answer, expect, judge.Conventions()).mistake == F.NO_SCALE
+
+
+def test_a_weight_of_a_minus_inf_logit_must_be_exactly_0():
+    case = next(c for c in mode_softmax.cases() if c.title == "-inf entries")
+    expect = mode_softmax.expect(case, judge.Conventions())
+    almost = Reply("returned", [1e-13 if v == 0.0 else v for v in expect.reference])
+    assert judge.judge(case, almost, almost, expect, judge.Conventions()) == judge.Verdict(
+        "FAIL", mode_softmax.INF_WEIGHT, "1e-13")
+
+
+def test_a_convention_for_a_query_with_no_key_is_recognised_within_1e_5():
+    mean = [math.fsum(c) / 4 + 1e-7 for c in zip(*FULL.args[2])]
+    assert verdict_of(FULL, Reply("returned", with_row(mean))) == judge.Verdict(
+        "ok", None, "mean of V")
+
+
+def test_one_call_is_judged_alone_and_two_raises_apart_say_which():
+    case, expect = F.cases()[0], F.expect(F.cases()[0], judge.Conventions())
+    right = Reply("returned", expect.reference)
+    assert judge.judge(case, right, None, expect, judge.Conventions()) == judge.Verdict("ok")
+    assert judge.judge(case, raised("ValueError", "Exception"), raised("TypeError", "Exception"),
+                       expect, judge.Conventions()) == judge.Verdict(
+        "FAIL", judge.NONDETERMINISTIC, "ValueError, then TypeError")
+
+
+def test_an_answer_nan_everywhere_is_a_slip_s_overflow_once_a_case_was_right():
+    judged = run_named("attention", variant_answer(F.NO_SHIFT))
+    said = {case.title: v.mistake for case, _, _, v in judged}
+    assert said["n=3 m=5 d_k=16 d_v=2"] is None  # right: the logits are small
+    assert said["logits near +1e3"] == F.NO_SHIFT  # NaN everywhere, after a right case
+
+
+def test_another_scale_is_not_named_after_a_case_answered_with_the_right_one():
+    def later_512(case, expect):  # right on the first three cases, 1/sqrt(512) after
+        if case.title in [c.title for c in F.cases()[:3]]:
+            return expect.reference
+        return CANDIDATES["scale 1/sqrt(512)"](case, expect)
+    said = {v.mistake for _, _, _, v in run_named("attention", later_512)}
+    assert F.OTHER_SCALE not in said and judge.UNNAMED in said
+    said = {v.mistake for _, _, _, v in run_named("attention", CANDIDATES["scale 1/sqrt(512)"])}
+    assert said - {None} == {F.OTHER_SCALE}  # None: a row [1e3, 0, -1e3] passes any scale
+
+
+def test_a_batch_stacks_each_part_s_own_slip_and_rules_out_with_each_part():
+    softmax = check.MODES["softmax"]
+    small, large = mode_softmax.cases()[0], mode_softmax.cases()[3]  # "logits near +1e3"
+    stacked = judge.batch(small, softmax, large)
+    assert stacked.mask is None and judge.batch(small, softmax).mask is None
+    expect = judge.expect_batch(stacked, softmax, judge.Conventions())
+    parts = [softmax.expect(part, judge.Conventions()) for part in (small, large)]
+    no_shift = next(v.answer for v in parts[1].variants if v.mistake == F.NO_SHIFT)
+    answer = Reply("returned", [parts[0].reference, no_shift])  # no shift shows in one part
+    assert judge.judge(stacked, answer, answer, expect, fresh(passed=1)).mistake == F.NO_SHIFT
+    one_hot, spread = F.cases()[5], F.cases()[0]  # a row [1e3, 0, -1e3]; N(0, 1) entries
+    pair = judge.expect_batch(judge.batch(spread, F.MODE, one_hot), F.MODE, judge.Conventions())
+    references = [F.expect(c, judge.Conventions()).reference for c in (spread, one_hot)]
+    assert pair.rules_out(references) == {F.OTHER_SCALE}  # the spread part shows the scale
+    pair = judge.expect_batch(judge.batch(one_hot, F.MODE, spread), F.MODE, judge.Conventions())
+    assert pair.rules_out(references[::-1]) == {F.OTHER_SCALE}
+
+
+def seen(reference, own, got, rules_out=None):
+    """An answer seen in an earlier case: reference, each format off by own[fmt] (None: the
+    format has no answer), got."""
+    def precision(fmt):
+        return None if own.get(fmt) is None else [r + own[fmt] for r in reference]
+    expect = judge.Expectation(reference, [], precision=precision, rules_out=rules_out)
+    return judge._Seen(expect, got, judge.worst(got, reference)[0], {})
+
+
+def test_a_precision_is_ruled_out_by_most_of_the_cases_where_its_format_is_off():
+    f32 = judge.PRECISION["float32"]
+    assert not judge.Conventions().shown_absent(f32)  # nothing seen: nothing shown
+    unlike = seen([1.0, 2.0], {"float32": 1e-7}, [1.0 + 1e-3, 2.0])  # 1e4 times as far off
+    alike = seen([1.0, 2.0], {"float32": 1e-7}, [1.0 - 2e-7, 2.0])  # as far off, not its
+    near = seen([1.0, 2.0], {"float32": 1e-3}, [1.0 + 1e-3, 2.0])  # its own answer
+    blank = seen([1.0, 2.0], {"float32": None}, [1.0 + 1e-3, 2.0])  # no answer in float32
+    assert [judge._rules_out(s, f32) for s in (unlike, alike, near, blank)] == [
+        True, False, False, None]
+    conventions = judge.Conventions()
+    conventions.seen = [unlike, unlike, unlike, alike, alike, alike, alike, blank]
+    assert not conventions.shown_absent(f32)  # 3 of 7
+    conventions.seen.append(unlike)
+    assert not conventions.shown_absent(f32)  # 4 of 8 is not most
+    conventions.seen.append(unlike)
+    assert conventions.shown_absent(f32)  # 5 of 9 is
+    assert not conventions.shown_absent(judge.PRECISION["bfloat16"])  # it showed nothing
+
+
+def test_another_scale_is_ruled_out_by_one_case():
+    yes = seen([1.0], {}, [1.0], rules_out=lambda got: {F.OTHER_SCALE})
+    no = seen([1.0], {}, [1.0], rules_out=lambda got: set())
+    conventions = judge.Conventions()
+    conventions.seen = [no, no, yes, no]
+    assert conventions.shown_absent(F.OTHER_SCALE)
+    conventions.seen = [no, seen([1.0], {}, [1.0])]
+    assert not conventions.shown_absent(F.OTHER_SCALE)
+
+
+def described(reference, own, got, conventions=None):
+    """The verdict on got for a case whose formats are off by own[fmt]."""
+    expect = judge.Expectation(reference, [], precision=lambda fmt: [
+        r + own[fmt] for r in reference])
+    answer = Reply("returned", got)
+    return judge.judge(SHAPE_CASE._replace(kind="ordinary"), answer, answer, expect,
+                       conventions or judge.Conventions())
+
+
+OWN = {"float16": 4e-3, "bfloat16": 2e-2, "float32": 1e-7}
+
+
+def test_a_precision_is_named_when_the_error_is_its_size_and_small():
+    mirror = [0.5 - 2e-2, -0.5]  # as far off as bfloat16, the other way
+    assert described([0.5, -0.5], OWN, mirror).mistake == judge.PRECISION["bfloat16"]
+    assert described([0.5, -0.5], {**OWN, "bfloat16": 4e-2},
+                     [0.5 - 4e-2, -0.5]).mistake == judge.PRECISION["bfloat16"]  # < 0.05
+    assert described([0.5, -0.5], {**OWN, "bfloat16": 7e-2},
+                     [0.5 - 7e-2, -0.5]).mistake == judge.UNNAMED  # not small: 0.07 > 0.05
+    assert described([4.0, -0.5], {**OWN, "bfloat16": 1e-1},
+                     [4.0 - 1e-1, -0.5]).mistake == judge.PRECISION["bfloat16"]  # < 0.05 x 4
+    between = [0.5 - 3e-3, -0.5]  # nearest float16 (4e-3), within 8 of bfloat16 (2e-2)
+    assert described([0.5, -0.5], OWN, between).mistake == judge.PRECISION["float16"]
+    assert described([0.5, -0.5], OWN, between, fresh(named=[judge.PRECISION["bfloat16"]])
+                     ).mistake == judge.PRECISION["bfloat16"]
+
+
+def test_an_answer_nearly_a_format_s_own_is_that_format_however_far_off():
+    own = {**OWN, "bfloat16": 0.3}  # bfloat16 collapses this case: its answer is far off
+    assert described([0.5, -0.5], own, [0.8 + 1e-3, -0.5 + 0.3]).mistake == (
+        judge.PRECISION["bfloat16"])
+
+
+def test_rounding_is_named_only_to_a_number_of_decimals_that_explains_the_error():
+    case = F.cases()[0]
+    right = F.expect(case, judge.Conventions()).reference
+
+    def say(answer):
+        return verdict_of(case, Reply("returned", answer))[1:]
+
+    assert say([[round(v, 1) for v in r] for r in right]) == (judge.ROUNDED, "to 1 decimals")
+    off = [[round(v, 2) for v in r] for r in right]
+    off[0][0] += 0.5
+    assert say(off)[0] == judge.UNNAMED
+    assert say([[0.0] * len(r) for r in right])[0] == judge.UNNAMED  # one value, no rounding
+
+
+def test_the_pieces_of_an_answer_worst_entry_tolerance_and_shape():
+    assert judge.worst([5.0, 1.0], [math.nan, 1.0]) == (0.0, "[0]")  # no right value there
+    assert judge.worst([[1.0], [2.0]], [None, [2.0]]) == (0.0, "[0]")
+    assert judge.worst([[1.0], [2.5]], [[1.0], [2.0]]) == (0.5, "[1][0]")
+    assert judge.entry([[1.0, 2.0]], "[0][1]") == 2.0 and judge.entry(3.0, "") == 3.0
+    assert judge.entry([[1.0]], "[0][3]") is None and judge.entry([[1.0]], "[x]") is None
+    assert judge.tolerance([[2.0, -3.0, math.inf]]) == judge.TOL * 3.0
+    assert judge.tolerance([[0.5]]) == judge.tolerance([]) == judge.TOL
+    assert judge.shape([[1.0], [1.0, 2.0]]) == "(1, 2)"
+    assert judge.shape([[1.0, 2.0]] * 3) == "3 x 2" and judge.shape({"a": 1.0}) == "a dict"
