@@ -1819,9 +1819,11 @@ def test_a_slip_named_once_is_preferred_where_another_gives_the_same_answer():
 
 def test_a_slip_is_named_whatever_its_answer_in_a_row_without_a_key():
     expect = F.expect(FULL, judge.Conventions())
-    unscaled = next(v.answer for v in expect.variants if v.mistake == F.NO_SCALE)
-    answer = Reply("returned", [[0.0, 0.0] if r is None else r for r in unscaled])
-    assert judge.judge(FULL, answer, answer, expect, judge.Conventions()).mistake == F.NO_SCALE
+    unmasked = next(v.answer for v in expect.variants if v.mistake == F.MASK_IGNORED)
+    answer = Reply("returned", [[0.0, 0.0] if r is None else u
+                                for r, u in zip(expect.reference, unmasked)])
+    assert judge.judge(FULL, answer, answer, expect, judge.Conventions()).mistake == (
+        F.MASK_IGNORED)
 
 
 def test_a_weight_of_a_minus_inf_logit_must_be_exactly_0():
@@ -1884,10 +1886,10 @@ def test_a_batch_stacks_each_part_s_own_slip_and_rules_out_with_each_part():
 
 
 def seen(reference, own, got, rules_out=None):
-    """An answer seen in an earlier case: reference, each format off by own[fmt] (None: the
-    format has no answer), got."""
+    """An answer seen in an earlier case: reference, each format's answer its first entry off
+    by own[fmt] (None: the format has no answer), got."""
     def precision(fmt):
-        return None if own.get(fmt) is None else [r + own[fmt] for r in reference]
+        return None if own.get(fmt) is None else [reference[0] + own[fmt]] + reference[1:]
     expect = judge.Expectation(reference, [], precision=precision, rules_out=rules_out)
     return judge._Seen(expect, got, judge.worst(got, reference)[0], {})
 
@@ -1922,7 +1924,7 @@ def test_another_scale_is_ruled_out_by_one_case():
 
 
 def described(reference, own, got, conventions=None):
-    """The verdict on got for a case whose formats are off by own[fmt]."""
+    """The verdict on got for a case whose formats' answers are off by own[fmt] everywhere."""
     expect = judge.Expectation(reference, [], precision=lambda fmt: [
         r + own[fmt] for r in reference])
     answer = Reply("returned", got)
@@ -1965,7 +1967,9 @@ def test_rounding_is_named_only_to_a_number_of_decimals_that_explains_the_error(
     off = [[round(v, 2) for v in r] for r in right]
     off[0][0] += 0.5
     assert say(off)[0] == judge.UNNAMED
-    assert say([[0.0] * len(r) for r in right])[0] == judge.UNNAMED  # one value, no rounding
+    far = {fmt: 10.0 for fmt in judge.LOW}  # no precision describes it
+    assert described([0.51, 0.52], far, [0.5, 0.5]).mistake == judge.UNNAMED  # one value
+    assert described([0.51, 0.62], far, [0.5, 0.6]).mistake == judge.ROUNDED
 
 
 def test_the_pieces_of_an_answer_worst_entry_tolerance_and_shape():
