@@ -146,8 +146,8 @@ def draws(mode: Mode, options: set, align: str, batched: bool, seed: int,
     with a twin of its shape and options.
 
     >>> from interview import mode_softmax
-    >>> [c.title for c in draws(mode_softmax.MODE, set(), "top-left", False, 1, 3)]
-    ['2 logits', '7 logits, -inf at 0, 4', '5 logits, -inf at 0, 1, 3']
+    >>> [c.title for c in draws(mode_softmax.MODE, set(), "top-left", False, 2, 4)]
+    ['2 logits', '4 logits', '4 logits, -inf at 0, 1, 2', '4 logits']
     """
     rng = random.Random(seed)
     cases: List[Case] = []

@@ -183,7 +183,7 @@ def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None
     entries.
 
     >>> draw(random.Random(2), {"mask", "causal", "scale"}, "top-left").title
-    'n=1 m=3 d_k=1 d_v=4'
+    'n=3 m=27 d_k=6 d_v=5, is_causal'
     """
     if like is None:
         n, m, d_k, d_v = draw_shapes(rng, align, takes)

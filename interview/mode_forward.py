@@ -477,7 +477,7 @@ def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None
     """A random attention case: its shapes and options (like's, if given) and new values.
 
     >>> draw(random.Random(1), {"mask", "causal", "scale"}, "top-left").title
-    'n=1 m=3 d_k=2 d_v=5, is_causal'
+    'n=8 m=7 d_k=3 d_v=5'
     """
     if like is None:
         n, m, d_k, d_v = draw_shapes(rng, align, takes)

@@ -188,7 +188,7 @@ def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None
     case in six; a mask and the causal flag each in a third of the cases it can take them.
 
     >>> draw(random.Random(4), {"mask", "causal"}, "top-left").title
-    'n=8 m=8 d_model=4 h=4 d_k=1 d_v=2 d_out=4, mask'
+    'n=5 m=2 d_model=28 h=7 d_k=4 d_v=1 d_out=1'
     """
     if like is None:
         large = rng.randrange(10) == 0

@@ -148,7 +148,7 @@ def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None
     """A random attention case (mode_forward.draw) and a block size from 1 to m + 1.
 
     >>> draw(random.Random(3), {"mask", "causal", "scale"}, "top-left").title
-    'block_size=2, n=2 m=3 d_k=2 d_v=1'
+    'block_size=2, n=6 m=5 d_k=3 d_v=5, scale=2.18'
     """
     case = mode_forward.draw(rng, takes, align, like)
     block = like.block_size if like else rng.randint(1, len(case.args[1]) + 1)

@@ -99,7 +99,7 @@ def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None
     """A random x (like's length, if given), with -inf in a third of the cases.
 
     >>> draw(random.Random(5), set(), "top-left").title
-    '4 logits, -inf at 1'
+    '5 logits, -inf at 1'
     """
     size = len(like.args[0]) if like else rng.randint(1, 64 if rng.randrange(10) == 0 else 8)
     style = rng.randrange(5)

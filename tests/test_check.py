@@ -1982,3 +1982,15 @@ def test_the_pieces_of_an_answer_worst_entry_tolerance_and_shape():
     assert judge.tolerance([[0.5]]) == judge.tolerance([]) == judge.TOL
     assert judge.shape([[1.0], [1.0, 2.0]]) == "(1, 2)"
     assert judge.shape([[1.0, 2.0]] * 3) == "3 x 2" and judge.shape({"a": 1.0}) == "a dict"
+
+
+@pytest.mark.slow
+def test_a_hang_costs_its_time_limit_and_two_stop_the_battery():
+    start = time.monotonic()
+    report = check.check(reader("reader_hang.py")[0], "attention",
+                         options=Options(time_limit=0.5))
+    assert failed(report) == names(judge.TIME_OUT)  # d_k = 1: a named case, then a random one
+    assert [r.title for r in report.results if r.status == "FAIL"] == ["n=3 m=4 d_k=1 d_v=5"]
+    assert report.battery.stopped and report.battery.line.endswith("after 2 broken calls")
+    assert [r.mistake for r in report.random] == [judge.TIME_OUT.name]
+    assert time.monotonic() - start < 30
