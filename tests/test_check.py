@@ -16,6 +16,7 @@ catches, and the tests that start no process; the rest runs with -m slow (a row 
 battery takes 1 to 5 s).  NumPy readers skip without NumPy.
 """
 
+import copy
 import importlib.util
 import math
 import os
@@ -1994,3 +1995,166 @@ def test_a_hang_costs_its_time_limit_and_two_stop_the_battery():
     assert report.battery.stopped and report.battery.line.endswith("after 2 broken calls")
     assert [r.mistake for r in report.random] == [judge.TIME_OUT.name]
     assert time.monotonic() - start < 30
+
+
+# ------------------------------------------------------- the battery, run in this process
+
+class FakeChild:
+    """What battery.Trial needs of runner.Child: the function f called in this process, on
+    copies of the arguments; f's ValueError is a refusal, "timeout" a call past its limit."""
+
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def call(self, args, kwargs, labels):
+        self.calls += 1
+        try:
+            value = self.f(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        except ValueError as e:
+            return raised("ValueError", "Exception")._replace(error=str(e))
+        if value == "timeout":
+            return Reply("timeout", error="still running after 3 s")
+        return Reply("returned", value)
+
+
+def in_process(f, mode="attention", options=("mask", "is_causal", "scale"), batched=False):
+    """A Trial of f, called as the checker calls a function with these options."""
+    spec = check.MODES[mode]
+    params = [[p, "POSITIONAL_OR_KEYWORD", False] for p in spec.labels] + [
+        [p, "KEYWORD_ONLY", True] for p in options]
+    calls = plan({"name": "f", "params": params}, spec.labels, spec.block)
+    return battery.Trial(FakeChild(f), calls, spec, judge.Conventions(), batched)
+
+
+def sdpa(Q, K, V, mask=None, is_causal=False, scale=None):
+    return F.scaled_dot_product_attention(Q, K, V, mask, is_causal=is_causal, scale=scale)
+
+
+def test_a_right_function_agrees_on_the_whole_battery_and_its_progress_is_told():
+    told = []
+    ran = battery.run(in_process(sdpa), 30, 1, 0, told.append)
+    assert ran == battery.Battery(1, 30, 30, 0, False, []) and told == list(range(1, 31))
+
+
+def test_a_failure_is_shrunk_named_and_shown_with_its_arguments():
+    def ignores_scale(Q, K, V, mask=None, is_causal=False, scale=None):
+        return sdpa(Q, K, V, mask, is_causal)
+    ran = battery.run(in_process(ignores_scale), 30, 1, 0)
+    assert ran.failed > 0 and not ran.stopped
+    [(title, verdict, output, shown)] = ran.failures
+    assert re.fullmatch(r"case \d+ shrunk to n=1 m=2 d_k=1 d_v=1, scale=[\d.]+", title), title
+    assert verdict.mistake == F.SCALE_IGNORED and shown.startswith("Q = [[")
+
+
+def test_two_broken_calls_stop_the_battery_and_a_broken_case_is_shown_as_it_came():
+    ran = battery.run(in_process(lambda *args, **kwargs: "timeout"), 30, 1, 0)
+    assert (ran.run, ran.failed, ran.stopped) == (2, 2, True)
+    assert {v.mistake for _, v, _, _ in ran.failures} == {judge.TIME_OUT}
+    assert all(re.fullmatch(r"case \d, n=\d+ m=\d+ .*", t) for t, *_ in ran.failures)
+    assert battery.run(in_process(lambda *a, **k: "timeout"), 30, 1, 1).run == 1
+
+
+def test_a_failure_that_does_not_come_again_is_nondeterministic():
+    calls = []
+
+    def once(*args, **kwargs):
+        calls.append(1)
+        return [[0.0]] if len(calls) == 1 else sdpa(*args, **kwargs)
+    ran = battery.run(in_process(once), 5, 1, 0)
+    assert ran.failed == 1 and ran.failures[0][1] == judge.Verdict(
+        "FAIL", judge.NONDETERMINISTIC, "failed, then right on the same input")
+
+
+def test_the_battery_shows_each_failure_once_and_a_batched_one_with_both_elements():
+    def no_scale(Q, K, V, mask=None, is_causal=False, scale=None):
+        return sdpa(Q, K, V, mask, is_causal, 1.0 if scale is None else scale)
+    ran = battery.run(in_process(no_scale), 60, 1, 0)
+    assert ran.failed > 1 and len(ran.failures) == 1  # one mistake, its options shrunk away
+    assert ran.failures[0][1].mistake == F.NO_SCALE
+
+    def batched(Q, K, V, mask=None, is_causal=False, scale=None):
+        masks = mask or [None] * len(Q)
+        return [sdpa(q, k, v, m, is_causal, scale) for q, k, v, m in zip(Q, K, V, masks)]
+    trial = in_process(batched, batched=True)
+    assert battery.run(trial, 20, 1, 0).failed == 0
+    ran = battery.run(in_process(lambda Q, K, V, **kw: batched(Q, [K[0]] * 2, V, **kw),
+                                 batched=True), 20, 1, 0)
+    assert ran.failed > 0 and ran.failures[0][0].endswith(", batched")
+
+
+def test_the_failures_shrunk_are_the_first_and_each_with_options_of_its_own():
+    cases = drawn("attention", 40)
+    kinds = [battery._options(c) for c in cases]
+    failed = list(range(1, 41))
+    shown = battery._shown(failed, cases)
+    assert shown[0] == 1 and len(shown) == battery.SHRUNK
+    assert len({kinds[k - 1] for k in shown}) == battery.SHRUNK
+    assert all(kinds[k - 1] not in {kinds[j - 1] for j in shown[:i]} for i, k in enumerate(shown))
+    pair = judge.batch(cases[0], F.MODE, cases[1]._replace(mask=None, causal=False, scale=None))
+    assert battery._options(pair) == battery._options(cases[0])
+    assert battery._title(F.MODE, pair) == F.describe(cases[0]) + ", batched"
+
+
+def test_the_worst_entry_and_what_it_should_be_are_added_to_an_unnamed_failure():
+    expect = judge.Expectation([[1.0, 2.0]], [])
+
+    def worst_of(verdict, got):
+        return battery._worst(battery.Outcome(verdict, Reply("returned", got), expect, ()))
+    unnamed = judge.Verdict("FAIL", judge.UNNAMED, "off by 0.5 at [0][1]")
+    assert worst_of(unnamed, [[1.0, 2.5]]).detail == "off by 0.5 at [0][1]: 2.5, should be 2"
+    assert worst_of(unnamed, [[1.0, None]]) == unnamed  # no number to show
+    named = judge.Verdict("FAIL", F.NO_SCALE, "")
+    assert worst_of(named, [[1.0, 2.5]]) == named
+
+
+def test_a_shrunk_case_s_arguments_are_shown_when_few_the_mask_as_passed():
+    case = F.cases()[0]._replace(args=([[1.0, -2.5]], [[0.0, 1.0]], [[3.0]]),
+                                 mask=[[True]])
+    assert battery._input(F.MODE, case, False) == (
+        "Q = [[1, -2.5]]; K = [[0, 1]]; V = [[3]]; mask = [[True]]")
+    assert battery._input(F.MODE, case, True).endswith("mask = [[False]]")
+    thirty = case._replace(args=([[1.0] * 13], [[1.0] * 13], [[1.0] * 3]))  # 29 numbers, 1 bool
+    assert battery._input(F.MODE, thirty, False) != ""
+    more = case._replace(args=([[1.0] * 14], [[1.0] * 13], [[1.0] * 3]))
+    assert battery._input(F.MODE, more, False) == ""
+
+
+def test_each_step_of_shrinking_is_one_smaller_case():
+    x = [3.7, -1.2, -math.inf]
+    case = mode_softmax.cases()[0]._replace(args=(x,))
+    steps = [c.args[0] for c in battery._steps(mode_softmax.MODE, case)]
+    assert steps == [[3.7], [-1.2, -math.inf],  # the halves
+                     [-1.2, -math.inf], [3.7, -math.inf], [3.7, -1.2],  # all but one
+                     [3.0, -1.0, -math.inf], [4.0, -1.0, -math.inf]]  # small, then integers
+    assert battery._small(7.2) == 3.0 and battery._small(-9.0) == -3.0
+    assert battery._small(2.4) == 2.0
+
+
+def test_shrinking_never_leaves_a_query_without_a_key_and_stops_at_its_tries(monkeypatch):
+    case = F.cases()[0]._replace(args=([[1.0], [2.0]], [[1.0], [-1.0]], [[1.0], [2.0]]),
+                                 mask=[[False, True], [True, False]])
+    trial = FakeTrial(lambda c: c.mask is not None)
+    tried = []
+    agrees = trial.agrees
+    trial.agrees = lambda c, expect: tried.append(c) or agrees(c, expect)
+    smallest, _ = battery.shrink(trial, case)
+    assert [c.mask for c in tried[:2]] == [[[False, True]], [[True]]]  # never [[False]]
+    assert [[False]] not in [c.mask for c in tried]
+    assert smallest.mask == [[True]] and len(smallest.args[1]) == 1
+    case = drawn("attention")[0]
+    monkeypatch.setattr(battery, "TRIES", 5)
+    trial = FakeTrial(lambda c: c == case)  # no smaller case fails
+    assert battery.shrink(trial, case) == (case, 5)
+
+
+def test_a_trial_reads_a_pair_and_judges_a_batch_as_its_two_cases():
+    trial = in_process(lambda *args, **kwargs: (sdpa(*args, **kwargs), None))
+    case = F.cases()[0]
+    assert trial.agrees(case, trial.expect(case))[0]
+    assert trial.verdict(case).verdict == judge.Verdict("ok")
+    refusing = in_process(lambda *args, **kwargs: F.scaled_dot_product_attention([], [], []))
+    first, second = refusing.replies(case)
+    assert first.kind == second.kind == "raised" and first.refusal
+    stacked = judge.batch(case, F.MODE)
+    assert trial.expect(stacked).reference == [
+        F.expect(part, judge.Conventions()).reference for part in stacked.parts]
