@@ -18,6 +18,7 @@ battery takes 1 to 5 s).  NumPy readers skip without NumPy.
 
 import copy
 import importlib.util
+import json
 import math
 import os
 import random
@@ -34,6 +35,7 @@ from interview import battery, check, judge, mode_backward, mode_mha, mode_onlin
 from interview import mode_forward as F
 from interview.calling import CallError, Plan, arguments, plan, takes
 from interview.check import Options
+from interview import runner
 from interview.runner import FIRST_FACTOR, Reply, printable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1433,7 +1435,6 @@ def test_an_error_of_the_child_s_own_is_the_checker_s(tmp_path):
         os.close(child_end)
         process.kill()
         process.communicate()
-    from interview import runner
     with pytest.raises(runner.InternalError, match="KeyError"):
         runner._reply(line, 1, (), set())
 
@@ -2001,7 +2002,8 @@ def test_a_hang_costs_its_time_limit_and_two_stop_the_battery():
 
 class FakeChild:
     """What battery.Trial needs of runner.Child: the function f called in this process, on
-    copies of the arguments; f's ValueError is a refusal, "timeout" a call past its limit."""
+    copies of the arguments, its answer read as the child sends it (JSON, every number a
+    float); f's ValueError is a refusal, "timeout" a call past its limit."""
 
     def __init__(self, f):
         self.f, self.calls = f, 0
@@ -2014,7 +2016,7 @@ class FakeChild:
             return raised("ValueError", "Exception")._replace(error=str(e))
         if value == "timeout":
             return Reply("timeout", error="still running after 3 s")
-        return Reply("returned", value)
+        return Reply("returned", runner._floats(json.loads(json.dumps(value))))
 
 
 def in_process(f, mode="attention", options=("mask", "is_causal", "scale"), batched=False):
