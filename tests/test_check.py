@@ -2107,6 +2107,8 @@ def test_the_worst_entry_and_what_it_should_be_are_added_to_an_unnamed_failure()
     assert worst_of(unnamed, [[1.0, None]]) == unnamed  # no number to show
     named = judge.Verdict("FAIL", F.NO_SCALE, "")
     assert worst_of(named, [[1.0, 2.5]]) == named
+    described = judge.Verdict("FAIL", judge.PRECISION["float16"], "off by 5.0e-01 at [0][1]")
+    assert worst_of(described, [[1.0, 2.5]]) == described  # a name says enough
 
 
 def test_a_shrunk_case_s_arguments_are_shown_when_few_the_mask_as_passed():
