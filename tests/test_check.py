@@ -2162,3 +2162,227 @@ def test_a_trial_reads_a_pair_and_judges_a_batch_as_its_two_cases():
     stacked = judge.batch(case, F.MODE)
     assert trial.expect(stacked).reference == [
         F.expect(part, judge.Conventions()).reference for part in stacked.parts]
+
+
+# ------------------------------------------------------------------ check.py, piece by piece
+
+def test_the_report_puts_the_battery_after_the_named_cases_and_counts_its_failures():
+    line = check.Result
+    ran = battery.Battery(1, 200, 200, 7, False, [])
+    shrunk = line("case 3 shrunk to n=1", "FAIL", "no scale", arguments="Q = [[1]]")
+    report = check.Report(["header"], [line("a", "ok"), line("b", "NOTE", "NaN", edge=True)],
+                          ran, [shrunk])
+    assert report.lines() == [
+        "header", "  ok    a", "  NOTE  b: NaN",
+        "random battery, seed 1: 7 of 200 cases failed",
+        "  FAIL  case 3 shrunk to n=1: no scale", "        Q = [[1]]",
+        "correct on all 1 ordinary cases; 1 edge case to discuss; 7 of 200 random cases failed"]
+    assert not report.ok and report.mistakes == {"NaN", "no scale"}
+    assert check.Report(["h"], [line("a", "ok")], battery.Battery(1, 5, 5, 0, False, [])).ok
+    assert check.Report(["h"], [line("a", "ok")]).lines() == [
+        "h", "  ok    a", "correct on all 1 ordinary cases"]
+
+
+def test_a_line_shows_the_question_and_at_most_three_printed_lines_cut_at_100():
+    note = check.Result("row 1 sees no key", "NOTE", "NaN", link="docs/" + judge.FULL,
+                        output=("x" * 120, "b", "c", "d", "e"))
+    assert note.lines() == [
+        f"  NOTE  row 1 sees no key: NaN -> docs/{judge.FULL}",
+        "        asked: What should a fully masked row return?",
+        "        | " + "x" * 100, "        | b", "        | c", "        | (+2 more lines)"]
+    assert check.Result("a", "FAIL", "", "off").lines() == ["  FAIL  a: off"]
+    assert check.question("docs/nothing.md#x") == check.question("docs/interview.md#x") == ""
+
+
+def test_a_run_stopped_says_how_far_it_had_got():
+    progress = check._Progress(16, 200)
+    assert progress.said() == "after 0 of 16 cases"
+    progress.done = 16
+    assert progress.said() == "after the 16 cases and 0 of 200 random ones"
+    progress.drawn = 53
+    assert progress.said() == "after the 16 cases and 53 of 200 random ones"
+    progress.drawn = 200
+    assert progress.said() == "after the 16 cases and 200 random ones, while shrinking"
+
+
+def stop_at(text):
+    """An echo that stops the run (as Ctrl-C does) at the first line that starts with text."""
+    def echo(line):
+        if line.startswith(text):
+            raise check._Stopped(signal.SIGINT)
+    return echo
+
+
+def test_check_stopped_tells_main_how_far_it_had_got(capsys):
+    path = reader("reader_lists.py")[0]
+    for stop, said in (("  ok    n=5", "after 2 of 16 cases"),
+                       ("random battery",
+                        "after the 16 cases and 3 random ones, while shrinking")):
+        with pytest.raises(check._Stopped) as stopped:
+            check.check(path, "attention", options=Options(cases=3, echo=stop_at(stop)))
+        assert stopped.value.args == (signal.SIGINT, said)
+
+
+@pytest.mark.parametrize("options, message", [
+    (NAMED._replace(time_limit=0.0), "the time limit must be above 0 and at most 3600 s, not 0"),
+    (NAMED._replace(time_limit=3600.5), "the time limit must be above 0 and at most 3600 s, "
+     "not 3600.5"),
+    (NAMED._replace(cases=-1), "the number of random cases must be from 0 to 100000, not -1"),
+    (NAMED._replace(cases=100_001), "the number of random cases must be from 0 to 100000, "
+     "not 100001"),
+    (NAMED._replace(time_limit=3600.0, cases=100_000), "no such file: nothing.py"),
+], ids=["no-time", "too-long", "negative-cases", "too-many-cases", "at-the-limits"])
+def test_options_out_of_range_are_a_usage_error(options, message):
+    with pytest.raises(check.UsageError) as error:
+        check.check("nothing.py", "attention", options=options)
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["x.py", "--time-limit", "3601"],
+     "--time-limit must be above 0 and at most 3600, not 3601"),
+    (["x.py", "--cases", "100001"], "--cases must be from 0 to 100000, not 100001"),
+    (["x.py", "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_main_answers_a_bad_argument_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as done:
+        check.main(argv)
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        f"check.py: {message} (see python3 interview/check.py --help)\n")
+
+
+def test_main_exits_2_3_and_130_with_one_line(monkeypatch, capsys):
+    assert check.main(["nothing.py", "--time-limit", "3600", "--cases", "100000"]) == 2
+    assert capsys.readouterr() == ("", "check.py: no such file: nothing.py\n")
+
+    def fails(error):
+        def check_(*args, **kwargs):
+            raise error
+        return check_
+    monkeypatch.setattr(check, "check", fails(runner.InternalError("KeyError at serve.py:1")))
+    assert check.main(["x.py"]) == 3
+    assert capsys.readouterr().err == ("check.py: an error of the checker's own, not of your "
+                                       "code (please report it): KeyError at serve.py:1\n")
+    monkeypatch.setattr(check, "check", fails(check._Stopped(signal.SIGTERM)))
+    assert check.main(["x.py"]) == 143
+    assert capsys.readouterr().err == "check.py: stopped by SIGTERM while loading the file\n"
+    stopped = check._Stopped(signal.SIGINT, "after 2 of 16 cases")
+    monkeypatch.setattr(check, "check", fails(stopped))
+    assert check.main(["x.py"]) == 130
+    assert capsys.readouterr().err == "check.py: stopped by SIGINT after 2 of 16 cases\n"
+
+
+def test_main_passes_every_flag_to_check(monkeypatch):
+    seen_ = {}
+
+    def check_(path, mode, name, options):
+        seen_.update(path=path, mode=mode, name=name, options=options._replace(echo=None))
+        return check.Report([], [])
+    monkeypatch.setattr(check, "check", check_)
+    assert check.main(["f.py:g", "--mha", "--arrays", "--batched", "--causal", "bottom-right",
+                       "--mask-true-blocks", "--strict", "--time-limit", "2", "--cases", "7",
+                       "--seed", "9"]) == 0
+    assert seen_ == {"path": "f.py", "mode": "mha", "name": "g", "options": Options(
+        True, True, "bottom-right", True, True, 2.0, 7, 9)}
+    assert check._split("a.py") == ("a.py", None) and check._split("a.py:b c") == (
+        "a.py:b c", None)
+
+
+def test_the_header_states_the_call_and_the_conventions():
+    calls = Plan("f", ("Q", "K", "V"), {"mask": "attn_mask", "dropout": "dropout_p"}, (), (),
+                 (("causal", "causal"),))
+    header = check._header("f.py", calls, F.MODE, judge.Conventions(True, "bottom-right"),
+                           Options(arrays=True, batched=True))
+    assert header == ["f.py: f(Q, K, V, causal, attn_mask=)",
+                      "  mask True = blocked; causal bottom-right; NumPy arrays; batched"]
+    required = calls._replace(required=("dropout",), positional=())
+    assert check._header("f.py", required, M.MODE, judge.Conventions(), Options()) == [
+        "f.py: f(Q, K, V, attn_mask=, dropout_p=)", f"  {M.HEADER}; mask True = may attend"]
+
+
+def test_what_check_says_is_echoed_line_by_line_and_a_file_that_fails_to_load_is_one_line(
+        tmp_path):
+    said = []
+    report = check.check(reader("reader_lists.py")[0], "attention",
+                         options=Options(cases=3, echo=said.append))
+    assert said == report.lines()
+    (tmp_path / "raises.py").write_text("raise RuntimeError('no')\n")
+    said.clear()
+    report = check.check(str(tmp_path / "raises.py"), "attention",
+                         options=NAMED._replace(echo=said.append, strict=True))
+    assert said == report.lines() == [
+        str(tmp_path / "raises.py"),
+        "  FAIL  loading the file: error on import (RuntimeError at raises.py:1: no) -> "
+        "docs/checker.md#an-error-on-valid-input", "1 of 1 cases failed"]
+
+
+def test_the_options_default_to_what_the_manual_says():
+    assert Options() == (False, False, None, None, False, 3.0, 200, 1, None)
+    page = " ".join(checker_page().split())
+    assert f"Each call has {check.TIME_LIMIT:g} seconds (`--time-limit`)" in page
+    assert f"the first call twenty times ({FIRST_FACTOR * check.TIME_LIMIT:g} s)" in page
+    assert FIRST_FACTOR == 20 and runner.LOAD_FACTOR == 5  # "twenty", "five times as long"
+
+
+def test_a_textbook_answer_exits_0_with_its_notes_and_1_under_strict(capsys):
+    path = reader("reader_textbook.py")[0]
+    assert check.main([path, "--cases", "0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "correct on all 9 ordinary cases; 3 edge cases to discuss; 4 not run"
+    assert "        asked: What should a fully masked row return?" in out
+    assert not any(line.startswith("random battery") for line in out)
+    assert check.main([path, "--strict", "--cases", "0"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "3 of 12 cases failed; 4 not run"
+
+
+def test_four_printed_lines_show_three_and_say_one_more():
+    assert check.quoted(("a", "b", "c", "d")) == [
+        "        | a", "        | b", "        | c", "        | (+1 more lines)"]
+    assert check.quoted(("a", "b", "c")) == ["        | a", "        | b", "        | c"]
+
+
+def test_a_file_that_cannot_be_checked_says_why_at_once(tmp_path):
+    (tmp_path / "syntax.py").write_text("def attention(Q, K, V)\n")
+    (tmp_path / "signature.py").write_text("def attention(Q):\n    return Q\n")
+    for name, message in (("syntax.py", "syntax.py:1: SyntaxError: "),
+                          ("signature.py", "attention(Q) cannot be called as attention(Q, K, V)")):
+        with pytest.raises(check.UsageError) as error:
+            check.check(str(tmp_path / name), "attention", options=NAMED)
+        assert str(error.value).startswith(message)
+    with pytest.raises(check.UsageError, match="^README.md is not a .py file$"):
+        check.check("README.md", "attention", options=NAMED)
+
+
+def test_parameters_left_unexercised_are_noted_failed_under_strict_and_break_nothing(tmp_path):
+    path = written(tmp_path, "reader_lists.py", DEF,
+                   "def attention(Q, K, V, key_padding_mask=None, causal_mask=None):\n"
+                   "    mask, is_causal = None, False\n")
+    report = check.check(path, "attention", options=NAMED._replace(strict=True))
+    assert [(r.title, r.status) for r in report.results[:3]] == [
+        ("parameter key_padding_mask", "FAIL"), ("parameter causal_mask", "FAIL"),
+        ("n=3 m=5 d_k=16 d_v=2", "ok")]  # two of them are not two broken calls
+
+
+def test_broken_calls_of_the_named_cases_count_towards_the_battery_s(tmp_path):
+    (tmp_path / "hangs.py").write_text(
+        "import time\n\n\ndef attention(Q, K, V):\n    if len(K[0]) != 16:\n"
+        "        time.sleep(60)  # all but the first case\n"
+        "    return [[0.0] * len(V[0])] * len(Q)\n")
+    report = check.check(str(tmp_path / "hangs.py"), "attention", options=Options(
+        time_limit=0.2))
+    assert [r.mistake for r in report.results][:4] == [
+        judge.UNNAMED.name, judge.TIME_OUT.name, judge.TIME_OUT.name, judge.NOT_RUN.name]
+    assert report.battery.line == "random battery, seed 1: not run, after 2 broken calls"
+
+
+def test_what_a_failing_run_says_is_echoed_line_by_line(tmp_path):
+    slip = next(s for s in SLIPS if s.name == "no scale")
+    said = []
+    report = check.check(written(tmp_path, slip.base, slip.old, slip.new), "attention",
+                         options=Options(cases=5, echo=said.append))
+    assert said == report.lines() and report.random and report.battery.failed
+    said.clear()
+    report = check.check(reader("reader_lists.py")[0], "attention",
+                         options=NAMED._replace(echo=said.append))
+    assert said == report.lines() and report.battery is None
