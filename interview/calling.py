@@ -83,9 +83,9 @@ def plan(info: dict, labels: tuple, block: bool = False) -> Plan:
                         f"passes only {', '.join(labels)} and the options of docs/checker.md")
     unexercised = tuple(p[0] for p in rest if p[0] not in used and (
         "mask" in p[0].lower() or "causal" in p[0].lower()))
-    defaults = {p[0]: p[2] for p in rest}
+    defaults = {p[0]: p[2] for p in rest}  # *args has none: it is required
     required = tuple(o for o, n in list(keywords.items()) + list(by_position)
-                     if not defaults[n])
+                     if not defaults.get(n, False))
     return Plan(name, labels, keywords, required, unexercised, by_position)
 
 

@@ -184,8 +184,9 @@ def _no_key(case: Case, keep, reference: list) -> List[NoKey]:
 
 def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None) -> Case:
     """A random multi-head case: 1 to 8 heads, d_k and d_v from 1 to 4 (apart but one case
-    in ten), d_model = h d_k, n and m up to 16 (8 but one case in ten), self-attention in one
-    case in six; a mask and the causal flag each in a third of the cases it can take them.
+    in ten), d_model = h d_k, n and m up to 16 (8 but one case in ten), X_kv = X_q in one
+    case in six where n = m; a mask and the causal flag each in a third of the cases that
+    can take them.
 
     >>> draw(random.Random(4), {"mask", "causal"}, "top-left").title
     'n=5 m=2 d_model=28 h=7 d_k=4 d_v=1 d_out=1'

@@ -312,6 +312,10 @@ SLIPS = [
          "def online_attention(Q, K, V, block_size, mask=None, is_causal=False):",
          "def online_attention(Q, K, V, block_size, /, mask=None, is_causal=False):",
          "online", set()),
+    Slip("one pass: block size in *args", "reader_online.py",
+         "def online_attention(Q, K, V, block_size, mask=None, is_causal=False):\n",
+         "def online_attention(Q, K, V, *sizes, mask=None, is_causal=False):\n"
+         "    block_size, = sizes\n", "online", set()),
     Slip("one pass: output kept normalised", "reader_online.py",
          (MERGE, "        out.append([o_t / d for o_t in o])"),
          ("            d_new = d * r + sum(e)  # as FlashAttention's first version\n"
@@ -2393,3 +2397,34 @@ def test_what_a_failing_run_says_is_echoed_line_by_line(tmp_path):
     report = check.check(reader("reader_lists.py")[0], "attention",
                          options=NAMED._replace(echo=said.append))
     assert said == report.lines() and report.battery is None
+
+
+def test_how_a_function_without_a_signature_or_with_odd_parameters_is_called():
+    labels = ("Q", "K", "V")
+    assert plan({"name": "f", "params": None}, labels, block=True) == Plan(
+        "f", labels, {}, (), (), (("block_size", "block_size"),))
+    assert plan({"name": "f", "params": None}, labels) == Plan("f", labels, {}, (), (), ())
+    spread = parameters("Q", "K", "V") + [["rest", "VAR_POSITIONAL", False]]
+    assert plan({"name": "f", "params": spread}, labels, block=True).positional == (
+        ("block_size", "*args"),)
+    with pytest.raises(CallError, match="takes no block size"):
+        plan({"name": "f", "params": parameters("Q", "K", "V")}, labels, block=True)
+    with pytest.raises(CallError, match="parameter W has no default"):
+        plan({"name": "f", "params": parameters("Q", "K", "V") + [
+            ["W", "KEYWORD_ONLY", False]]}, labels)
+    hidden = [[n, "POSITIONAL_ONLY", n not in labels] for n in ("Q", "K", "V", "w", "mask")]
+    calls = plan({"name": "f", "params": hidden}, labels)  # mask after w: cannot be passed
+    assert (calls.keywords, calls.positional, calls.unexercised) == ({}, (), ("mask",))
+
+
+def test_a_required_scale_gets_the_default_and_a_batch_gets_a_mask_for_each_element():
+    case = F.cases()[0]  # n=3 m=5 d_k=16 d_v=2
+    scale = Plan("f", ("Q", "K", "V"), {"scale": "scale"}, ("scale",), ())
+    assert arguments(scale, case, judge.Conventions())[1] == {"scale": 0.25}
+    assert arguments(scale, case._replace(scale=0.5), judge.Conventions())[1] == {"scale": 0.5}
+    mask = Plan("f", ("Q", "K", "V"), {"mask": "mask"}, ("mask",), ())
+    stacked = judge.batch(case, F.MODE)
+    assert arguments(mask, stacked, judge.Conventions())[1] == {"mask": [[[True] * 5] * 3] * 2}
+    assert arguments(scale, stacked, judge.Conventions())[1] == {"scale": 0.25}
+    wrong = next(c for c in F.cases() if c.title == "K 3 rows, V 2")
+    assert arguments(mask, wrong, judge.Conventions())[1] == {"mask": [[True] * 3] * 2}
