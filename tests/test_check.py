@@ -2428,3 +2428,15 @@ def test_a_required_scale_gets_the_default_and_a_batch_gets_a_mask_for_each_elem
     assert arguments(scale, stacked, judge.Conventions())[1] == {"scale": 0.25}
     wrong = next(c for c in F.cases() if c.title == "K 3 rows, V 2")
     assert arguments(mask, wrong, judge.Conventions())[1] == {"mask": [[True] * 3] * 2}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--modes", "nope"], "checker.py: --modes: nope is not one of attention, softmax, "
+     "backward, online, mha (see python3 benchmarks/checker.py --help)\n"),
+    (["--repeat", "0"], "checker.py: --cases and --repeat must be at least 1 (see python3 "
+     "benchmarks/checker.py --help)\n"),
+])
+def test_the_battery_s_benchmark_answers_a_bad_argument_in_one_line(args, message):
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "checker.py"),
+                           *args], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", message)
