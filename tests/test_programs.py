@@ -31,14 +31,15 @@ ARGUMENTS = {  # program -> the arguments of a quick documented run ([] for the 
     "scripts/worked_examples.py": [],
     "benchmarks/bench.py": ["--help"],  # a full run takes minutes
     "benchmarks/accuracy.py": ["--vectors", "5"],
+    "benchmarks/checker.py": ["--modes", "softmax", "--cases", "5", "--repeat", "1"],
     "interview/check.py": ["--help"],
     "experiments/learning.py": ["--help"],
     "tools/mutate.py": ["--help"],
 }
 PARTS = {  # a module of a program -> the program it names when run by hand
     **{f"interview/{name}.py": "python3 interview/check.py --help"
-       for name in ("calling", "judge", "serve", "runner", "mode_backward", "mode_forward",
-                    "mode_mha", "mode_online", "mode_softmax")},
+       for name in ("battery", "calling", "judge", "serve", "runner", "mode_backward",
+                    "mode_forward", "mode_mha", "mode_online", "mode_softmax")},
     **{f"experiments/{name}.py": "python3 experiments/learning.py --help"
        for name in ("learning_model", "learning_measure", "learning_tables")},
     "tools/mutants.py": "python3 tools/mutate.py --help",
