@@ -27,6 +27,8 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
+import warnings
 from fractions import Fraction
 
 import pytest
@@ -540,7 +542,7 @@ def test_a_sweep_runs_in_this_process_the_longest_arm_first_and_weighs_the_time_
     assert set(pids) == {os.getpid()}  # jobs=1: in this process
     assert list(dict.fromkeys(d_ks)) == [32, 256, 16]  # the longest first
     left = 100 * (cost[0] + cost[1]) / cost[2]
-    assert left < 120 and heard[0] == f"sweep: arms: 1 of 3 done, about {left:.0f} s left"
+    assert left < 120 and heard[0] == f"arms: 1 of 3 done, about {left:.0f} s left"
 
 
 def test_the_scales_are_the_library_s_scale_choices():
@@ -732,6 +734,51 @@ def test_mup_s_rule_scales_any_rate_by_d_k_over_the_smallest(tmp_path):
 
 def test_the_records_are_the_same_for_every_number_of_jobs(small):
     assert LS.measure(SMALL, jobs=2) == small
+
+
+def test_the_command_prints_and_writes_the_same_bytes_for_every_number_of_jobs(
+        tmp_path, capsys):
+    said = []
+    for jobs in ("1", "2"):
+        path = tmp_path / f"runs-{jobs}.json"
+        assert L.main(["--dk", "16", "--seeds", "2", "--scales", "1/sqrt(d_k),1",
+                       "--optimizer", "sgd", "--jobs", jobs, "--json", str(path)]) == 0
+        said.append((capsys.readouterr().out, path.read_bytes()))
+    assert said[0] == said[1] and "== pointer-loss control" in said[0][0]
+
+
+def test_the_pool_starts_fresh_interpreters_and_never_forks_this_process(monkeypatch):
+    # A fork of a process that holds threads may deadlock, and Python 3.12 warns of it
+    # (DeprecationWarning): the workers are started by "spawn", never by os.fork, with a
+    # thread running here as pytest's and a pool's threads may be.
+    def fork():
+        raise AssertionError("the pool forked this process")
+    monkeypatch.setattr(os, "fork", fork)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            assert LS.run_all(abs, [-1, 2, -3], jobs=2) == [1, 2, 3]
+    finally:
+        stop.set()
+        thread.join()
+    assert [w for w in heard if issubclass(w.category, DeprecationWarning)] == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_in_the_runs_says_how_many_were_done(jobs):
+    # Ctrl-C reaches this process while it waits for the next result (the workers ignore
+    # it): here, while it hears of the second
+    def progress(message):
+        if message.startswith("arms: 2 of 5 done"):
+            raise KeyboardInterrupt
+    with pytest.raises(LS.Interrupted) as stop:
+        LS.run_all(abs, [1, 2, 3, 4, 5], jobs=jobs, progress=progress, label="arms")
+    assert isinstance(stop.value, KeyboardInterrupt) and str(stop.value) == "2 of 5 arms"
+
+
 
 
 def test_the_progress_estimate_counts_every_item():
@@ -972,6 +1019,107 @@ def test_json_records_have_exactly_the_schema_and_null_for_a_miss(tmp_path):
     assert [r["seed"] for r in records] == [100, 101] and all(r["steps"] for r in records)
     miss = LS.steps_to_target("sgd", "1", 256, 0.01, [100], max_steps=2)
     assert json.dumps(miss[0]["steps"]) == "null"
+
+
+def _refused(argv, capsys):
+    """The one line of a usage error, after SystemExit with status 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith("python3 experiments/learning.py: ")
+    assert err.endswith(" (see python3 experiments/learning.py --help)\n")
+    return err[len("python3 experiments/learning.py: "):-len(" (see python3 experiments/"
+                                                             "learning.py --help)\n")]
+
+
+@pytest.fixture
+def no_runs(monkeypatch):
+    """Fail the test if the command gets as far as running anything."""
+    def run(*args):
+        raise AssertionError("the work started before the check")
+    monkeypatch.setattr(L, "measure", run)
+    monkeypatch.setattr(L, "sweep", run)
+
+
+def test_every_file_to_write_is_checked_before_the_runs(tmp_path, monkeypatch, capsys,
+                                                        no_runs):
+    missing = tmp_path / "missing" / "runs.json"
+    assert _refused(["--json", str(missing)], capsys) == (
+        f"--json: cannot write {missing}: there is no folder {missing.parent}")
+    assert _refused(["--json", str(tmp_path)], capsys) == (
+        f"--json: cannot write {tmp_path}: it is a folder")
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert _refused(["--json", str(a_file / "runs.json")], capsys) == (
+        f"--json: cannot write {a_file / 'runs.json'}: {a_file} is not a folder")
+    assert _refused(["--sweep", "--dk", "16", "--rates", str(missing)], capsys) == (
+        f"--rates: cannot write {missing}: there is no folder {missing.parent}")
+    monkeypatch.setattr(L, "RESULTS_FILE", str(missing))
+    assert _refused(["--publish"], capsys) == (
+        f"--publish: cannot write {missing}: there is no folder {missing.parent}")
+
+
+def test_a_file_without_permission_to_write_it_is_refused(tmp_path, monkeypatch, capsys,
+                                                          no_runs):
+    # as root every file is writable, so the answer of os.access is what is tried here
+    existing = tmp_path / "runs.json"
+    existing.write_text("[]")
+    asked = []
+    monkeypatch.setattr(L.os, "access", lambda path, mode: asked.append(path) and False)
+    for path in (existing, tmp_path / "new.json"):
+        assert _refused(["--json", str(path)], capsys) == (
+            f"--json: cannot write {path}: permission denied")
+    assert asked == [str(existing), str(tmp_path)]  # the file itself, or its folder
+
+
+def test_the_rates_are_read_before_the_runs(tmp_path, capsys, no_runs):
+    missing, words, array = tmp_path / "none.json", tmp_path / "w.json", tmp_path / "a.json"
+    words.write_text("not json")
+    array.write_text("[1]")
+    assert _refused(["--rates", str(missing)], capsys) == (
+        f"--rates: cannot read tuned rates from {missing}: No such file or directory")
+    assert _refused(["--rates", str(words)], capsys).startswith(
+        f"--rates: cannot read tuned rates from {words}: not JSON (Expecting value")
+    for stored in ("[1]", '{"arms": [1]}', '{"seeds": []}'):
+        array.write_text(stored)
+        assert _refused(["--rates", str(array)], capsys) == (
+            f'--rates: cannot read tuned rates from {array}: no "arms" in it (--sweep writes '
+            f'a rates file)')
+    # a sweep into a file of its own adds to it: so it must hold rates too, if it exists
+    assert _refused(["--sweep", "--dk", "16", "--rates", str(words)], capsys).startswith(
+        f"--rates: cannot read tuned rates from {words}: not JSON")
+
+
+def test_a_failed_write_after_the_runs_is_one_line(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    path = folder / "runs.json"
+    records = LS.measure(LS.Plan(("1/sqrt(d_k)",), ("sgd",), (16,), (100,)))
+
+    def measure_then_lose_the_folder(plan, jobs, progress):
+        folder.rmdir()
+        return records
+    monkeypatch.setattr(L, "measure", measure_then_lose_the_folder)
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(["--dk", "16", "--seeds", "1", "--json", str(path)])
+    assert exit_info.value.code == (f"python3 experiments/learning.py: cannot write {path}: "
+                                    f"No such file or directory")
+
+
+def test_ctrl_c_is_one_line_with_how_far_the_runs_got_and_status_130(monkeypatch, capsys):
+    def interrupted(plan, jobs, progress):
+        raise LS.Interrupted("37 of 120 runs")
+    monkeypatch.setattr(L, "measure", interrupted)
+    assert L.main(["--dk", "16"]) == 130
+    assert capsys.readouterr() == (
+        "", "python3 experiments/learning.py: interrupted after 37 of 120 runs\n")
+
+    def stopped(*args):
+        raise KeyboardInterrupt  # elsewhere than in the runs: no count to give
+    monkeypatch.setattr(L, "_plan", stopped)
+    assert L.main(["--dk", "16"]) == 130
+    assert capsys.readouterr().err == "python3 experiments/learning.py: interrupted\n"
 
 
 def test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback(capsys):
