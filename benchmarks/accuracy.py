@@ -30,12 +30,28 @@ def worst_relative_error(computed, exact):
     return worst
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Print the worst ratio to each bound and the worst relative error; return 0."""
+    parser = _Parser(prog="python3 benchmarks/accuracy.py", description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=200, help="random vectors (default 200)")
     args = parser.parse_args(argv)
-    vectors = HOSTILE + [random_logits(seed) for seed in range(args.vectors)]
-    print(f"{len(HOSTILE)} hostile and {args.vectors} random vectors")
+    if args.vectors < 0:
+        parser.error(f"--vectors must be at least 0, not {args.vectors}")
+    try:
+        _print_errors(HOSTILE + [random_logits(seed) for seed in range(args.vectors)])
+    except KeyboardInterrupt:
+        print("python3 benchmarks/accuracy.py: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _print_errors(vectors):
+    print(f"{len(HOSTILE)} hostile and {len(vectors) - len(HOSTILE)} random vectors")
     for name, ratios, f, exact in (
             ("softmax:    ", softmax_error_ratios, softmax, decimal_softmax),
             ("log_softmax:", log_softmax_error_ratios, log_softmax, decimal_log_softmax)):
@@ -45,4 +61,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
