@@ -620,6 +620,8 @@ def _saved_run(parser, path):
 def _cannot_write(path):
     """Why the file path cannot be written, or None if it can."""
     folder = os.path.dirname(path) or os.curdir
+    if not path:
+        return "the path is empty"
     if os.path.isdir(path):
         return "it is a folder"
     if not os.path.exists(folder):
@@ -668,7 +670,7 @@ def main(argv=None):
     if args.table:
         print(markdown([_saved_run(parser, path) for path in args.table]))
         return 0
-    why = args.save and _cannot_write(args.save)
+    why = None if args.save is None else _cannot_write(args.save)
     if why:
         parser.error(f"--save: cannot write {args.save}: {why}")
     try:
@@ -692,7 +694,7 @@ def _bench(args):
     run["rows"] = out.rows
     if args.markdown:
         print("\n" + markdown([run]))
-    if args.save:
+    if args.save is not None:
         try:
             with open(args.save, "w") as f:
                 json.dump(run, f, indent=1)

@@ -182,6 +182,8 @@ def _check_files(parser: argparse.ArgumentParser, args) -> None:
 def _cannot_write(path: str) -> Optional[str]:
     """Why a file cannot be written at path, or None if it can."""
     folder = os.path.dirname(path) or os.curdir
+    if not path:
+        return "the path is empty"
     if os.path.isdir(path):
         return "it is a folder"
     if not os.path.exists(folder):
@@ -284,7 +286,7 @@ def _experiment(parser: argparse.ArgumentParser, args, plan: Plan, progress) -> 
         parser.error(str(error))
     if args.publish:
         _write_json(RESULTS_FILE, results)
-    if args.json:
+    if args.json is not None:
         _write_json(args.json, results["runs"])
     _clear_progress()
     print("\n".join(tables.report(tables.tables(results))))

@@ -364,7 +364,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="where the SVG figures go (default docs/figures)")
     args = parser.parse_args(argv)
     figures_dir = os.path.abspath(args.figures_dir)
-    if not args.check and not os.path.isdir(figures_dir):
+    if not args.check and not (args.figures_dir and os.path.isdir(figures_dir)):
         parser.error(f"--figures-dir {args.figures_dir!r} is not an existing directory")
     targets = [os.path.join(figures_dir, "data.json")] + [os.path.join(ROOT, page)
                                                           for page in MARKDOWN]

@@ -249,8 +249,12 @@ def cannot_write(path: str) -> Optional[str]:
     'it is a folder'
     """
     folder = os.path.dirname(path) or os.curdir
+    if not path:
+        return "the path is empty"
     if os.path.isdir(path):
         return "it is a folder"
+    if os.path.exists(path) and not os.path.isfile(path):  # a device: never replace it
+        return "it is not a regular file"
     if not os.path.exists(folder):
         return f"there is no folder {folder}"
     if not os.path.isdir(folder):

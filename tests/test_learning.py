@@ -1049,6 +1049,7 @@ def test_every_file_to_write_is_checked_before_the_runs(tmp_path, monkeypatch, c
         f"--json: cannot write {missing}: there is no folder {missing.parent}")
     assert _refused(["--json", str(tmp_path)], capsys) == (
         f"--json: cannot write {tmp_path}: it is a folder")
+    assert _refused(["--json", ""], capsys) == "--json: cannot write : the path is empty"
     a_file = tmp_path / "file"
     a_file.write_text("x")
     assert _refused(["--json", str(a_file / "runs.json")], capsys) == (

@@ -282,7 +282,10 @@ FLAGS = [  # (program, arguments, the message): the flag the user typed, never a
      "range"),
     ("scripts/lowprecision.py", ["0", "nan"], "every LOGIT must be finite or -inf, not nan"),
     ("scripts/lowprecision.py", ["0", "inf"], "every LOGIT must be finite or -inf, not inf"),
-    ("benchmarks/accuracy.py", ["--vectors", "-1"], "--vectors must be at least 0, not -1"),
+    ("benchmarks/accuracy.py", ["--vectors", "-1"],
+     "--vectors must be from 0 to 30000 (about a minute), not -1"),
+    ("benchmarks/accuracy.py", ["--vectors", "30001"],
+     "--vectors must be from 0 to 30000 (about a minute), not 30001"),
     ("benchmarks/bench.py", ["--only", "forward,speed"],
      "--only: unknown section(s) ['speed']; choose from ['forward', 'backward', 'streaming', "
      "'memory', 'main', 'learning', 'dots']"),
@@ -339,7 +342,7 @@ def test_bench_checks_the_file_to_save_before_it_runs(tmp_path, monkeypatch, cap
     a_file = tmp_path / "file"
     a_file.write_text("x")
     for path, why in ((tmp_path / "none" / "f.json", f"there is no folder {tmp_path / 'none'}"),
-                      (tmp_path, "it is a folder"),
+                      (tmp_path, "it is a folder"), ("", "the path is empty"),
                       (a_file / "f.json", f"{a_file} is not a folder")):
         assert _one_line("benchmarks/bench.py", ["--save", str(path)], capsys) == (
             f"--save: cannot write {path}: {why}")
@@ -367,8 +370,9 @@ def test_the_figures_and_the_pages_are_checked_before_the_build(tmp_path, monkey
     monkeypatch.setattr(build, "compute", _interrupt)  # the work: must not be reached
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    assert _one_line("scripts/build.py", ["--figures-dir", str(a_file)], capsys) == (
-        f"--figures-dir {str(a_file)!r} is not an existing directory")
+    for where in (str(a_file), ""):
+        assert _one_line("scripts/build.py", ["--figures-dir", where], capsys) == (
+            f"--figures-dir {where!r} is not an existing directory")
     monkeypatch.setattr(figures.os, "access", lambda path, mode: False)
     said = _one_line("scripts/build.py", ["--figures-dir", str(tmp_path)], capsys)
     assert said == (f"cannot write {os.path.relpath(tmp_path / 'data.json')}: the folder "
@@ -380,6 +384,7 @@ def test_the_example_figure_is_checked_before_it_is_drawn(tmp_path, monkeypatch,
     from scripts import figures
     monkeypatch.setattr(figures, "plot", _interrupt)  # the work: must not be reached
     for path, why in ((tmp_path / "none" / "f.svg", f"there is no folder {tmp_path / 'none'}"),
-                      (tmp_path, "it is a folder")):
+                      (tmp_path, "it is a folder"), ("", "the path is empty"),
+                      (os.devnull, "it is not a regular file")):  # a device is never replaced
         assert _one_line("scripts/figures.py", [str(path)], capsys) == (
             f"cannot write {path}: {why}")
