@@ -619,9 +619,9 @@ def _saved_run(parser, path):
 
 def _cannot_write(path):
     """Why the file path cannot be written, or None if it can."""
-    folder = os.path.dirname(path) or os.curdir
     if not path:
         return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
     if os.path.isdir(path):
         return "it is a folder"
     if not os.path.exists(folder):

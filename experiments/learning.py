@@ -181,9 +181,9 @@ def _check_files(parser: argparse.ArgumentParser, args) -> None:
 
 def _cannot_write(path: str) -> Optional[str]:
     """Why a file cannot be written at path, or None if it can."""
-    folder = os.path.dirname(path) or os.curdir
     if not path:
         return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
     if os.path.isdir(path):
         return "it is a folder"
     if not os.path.exists(folder):
@@ -299,7 +299,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _run(argv)
     except KeyboardInterrupt as stop:  # Interrupted, from the runs, says how far they got
         _clear_progress()
-        sys.stderr.write(f"{PROG}: interrupted{f' after {stop}' if str(stop) else ''}\n")
+        how_far = f" after {stop}" if str(stop) else ""
+        sys.stderr.write(f"{PROG}: interrupted{how_far}\n")
         return 130
     return 0
 

@@ -248,9 +248,9 @@ def cannot_write(path: str) -> Optional[str]:
     >>> cannot_write(os.curdir)
     'it is a folder'
     """
-    folder = os.path.dirname(path) or os.curdir
     if not path:
         return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
     if os.path.isdir(path):
         return "it is a folder"
     if os.path.exists(path) and not os.path.isfile(path):  # a device: never replace it
