@@ -158,3 +158,10 @@ def test_ctrl_c_says_how_many_mutants_ran_and_reports_them(monkeypatch, tmp_path
     assert runner.run(mutants, jobs=1) == {mutants[0]: "failed"}
     assert capsys.readouterr().err == ("mutate: interrupted after 1 of 2 mutants of m.py; "
                                        "finishing the runs under way\n")
+
+
+def test_the_default_tests_name_each_file_once():
+    # scripts/figures.py is imported by tests/test_docs.py, one of the shared tests too
+    from tools import mutate
+    tests = mutate.default_tests("scripts/figures.py")
+    assert len(tests) == len(set(tests)) and "tests/test_docs.py" in tests

@@ -86,7 +86,7 @@ def read_equivalents(path: Path) -> Dict[str, str]:
 
 def default_tests(module: str) -> List[str]:
     """Return a module's default tests: its DEFAULT_TESTS (else the test files that import
-    it), its doctests, then SHARED_TESTS; only the files that exist."""
+    it), its doctests, then SHARED_TESTS; only the files that exist, each once."""
     own = DEFAULT_TESTS.get(module)
     if own is None:
         imports = _importers(module)
@@ -95,7 +95,7 @@ def default_tests(module: str) -> List[str]:
         if not own:
             raise SystemExit(f"mutate: no file in tests/ imports {module}; name the tests "
                              f"with --tests")
-    return [t for t in [*own, module, *SHARED_TESTS] if (ROOT / t).exists()]
+    return [t for t in dict.fromkeys([*own, module, *SHARED_TESTS]) if (ROOT / t).exists()]
 
 
 def _importers(module: str) -> "re.Pattern[str]":
