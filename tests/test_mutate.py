@@ -165,3 +165,17 @@ def test_the_default_tests_name_each_file_once():
     from tools import mutate
     tests = mutate.default_tests("scripts/figures.py")
     assert len(tests) == len(set(tests)) and "tests/test_docs.py" in tests
+
+
+def test_a_run_stopped_before_its_first_verdict_leaves_the_report_as_it_was(
+        monkeypatch, tmp_path, capsys):
+    # the runs under way finished with no verdict (Ctrl-C right after the unmutated tests):
+    # the earlier report, which the next --rerun needs, is not emptied
+    from tools import mutate
+    report = tmp_path / "report.txt"
+    report.write_text("an earlier report\n")
+    monkeypatch.setattr(mutate, "run_module", lambda *args: {})
+    assert mutate.main(["scripts/tables.py", "--report", str(report)]) == 130
+    assert capsys.readouterr().err == ("mutate: interrupted before the first mutant of "
+                                       f"scripts/tables.py had run; {report} is as it was\n")
+    assert report.read_text() == "an earlier report\n"

@@ -214,7 +214,8 @@ CTRL_C = {  # program -> (its module, the name its work calls, arguments, the li
     "benchmarks/accuracy.py": ("benchmarks.accuracy", "random_logits", [],
                                "python3 benchmarks/accuracy.py: interrupted"),
     "tools/mutate.py": ("tools.mutate", "run_module", ["scripts/tables.py", "--report", "OUT"],
-                        "mutate: interrupted before any mutant ran; OUT is as it was"),
+                        "mutate: interrupted before the first mutant of scripts/tables.py "
+                        "had run; OUT is as it was"),
 }
 
 

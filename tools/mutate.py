@@ -442,10 +442,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     report = _Report(args.report)
     try:
         return _run_plans(plans, args, equivalents, report)
-    except KeyboardInterrupt:  # before the first mutant: the report is left as it was
-        print(f"mutate: interrupted before any mutant ran; {args.report} is as it was",
-              file=sys.stderr)
-        return 130
     finally:
         report.close()
         signal.signal(signal.SIGTERM, held)
@@ -489,15 +485,19 @@ def _run_plans(plans: list, args: argparse.Namespace, equivalents: Dict[str, str
         try:
             outcomes = run_module(module, selected, options, tests, args.slow, args.jobs,
                                   report, equivalents)
-        except KeyboardInterrupt:  # before its first mutant
-            if not figures:
-                raise
-            print(f"mutate: interrupted before the first mutant of {module}", file=sys.stderr)
-            break  # the modules before it are reported
+        except KeyboardInterrupt:  # while the repository was copied or the baseline ran
+            outcomes = {}
+        if not outcomes:  # interrupted before its first verdict: nothing to report of it
+            untouched = "" if figures else f"; {args.report} is as it was"
+            print(f"mutate: interrupted before the first mutant of {module} had run"
+                  f"{untouched}", file=sys.stderr)
+            break
         figures.append(summarise(module, len(mutants), selected, outcomes, equivalents,
                                  report))
         if len(outcomes) < len(selected):
             break  # interrupted: no further module
+    if not figures:  # the report was never opened
+        return 130
     stale = [f"stale: {key}" for key in equivalents
              if key.split(":", 1)[0] in args.modules and key not in current]
     print("\n".join(stale), file=report)
