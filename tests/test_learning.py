@@ -149,6 +149,13 @@ def test_the_per_question_gradient_is_the_mean_of_unit_question_gradients(scale)
     _, plain = LM.loss_and_gradients(params, table_of(task, params), batch,
                                      LM.model(scale, d_k, "fixed", "adam"))
     assert plain != grads  # the intervention changes the gradient
+    # G_i / |G_i| does not depend on the length of x_q (G_i = c x_q^T (dS X)): a query
+    # token of another length, with the same logits, gives the same step (the tokens of the
+    # task are layer-normed, |x_q|^2 = d_model, so the task alone would not tell)
+    longer = [q._replace(x_q=[f * x for x in q.x_q]) for q, f in zip(batch, (3, 0.5, 2, 1, 7, 4))]
+    _, same = LM.loss_and_gradients(params, table_of(task, params), longer, arm)
+    for got, ref in zip(same, grads):
+        assert_close(got, ref, abs=1e-12 * max(abs(v) for row in ref for v in row))
 
 
 @pytest.mark.parametrize("readout", LM.READOUTS)
@@ -427,6 +434,31 @@ def test_a_run_that_starts_at_the_target_stops_before_any_step(monkeypatch):
     start = LM.initial_weights(100, 16)
     assert run.steps_to_target == 0 and run.losses == [] and len(run.accuracies) == 1
     assert run.at_target == run.final == start
+
+
+@pytest.mark.parametrize("target, step", [(0.15, 0), (0.26, 1)])
+def test_an_accuracy_exactly_at_the_target_counts_as_reaching_it(monkeypatch, target, step):
+    # this run's held-out accuracies are 0.15, 0.26, 0.23, 0.26: with TARGET set to one of
+    # them exactly, the weights of its first step are the ones kept "at the target"
+    monkeypatch.setattr(LM, "TARGET", target)
+    run = LM.train(100, 16, scale="1", optimizer="sgd", lr=0.125, max_steps=3,
+                   stop_at_target=False)
+    assert run.accuracies == [0.15, 0.26, 0.23, 0.26] and run.steps_to_target == step
+    at_step = LM.train(100, 16, scale="1", optimizer="sgd", lr=0.125, max_steps=step)
+    assert run.at_target == at_step.final
+
+
+def test_a_weight_of_1e20_or_more_is_a_diverged_run():
+    below = math.nextafter(1e20, 0.0)
+    assert not LM._diverged(([[below, -below]], [[0.0]]))
+    for w in (1e20, -1e20, 1.5e20, math.inf, math.nan):
+        assert LM._diverged(([[0.0, w]], [[0.0]])), w
+
+
+def test_the_summation_of_a_model_is_the_one_named():
+    assert LM.model("1", 16).dots is LM.dots
+    assert LM.model("1", 16, summation="fsum").dots is LM.dots
+    assert LM.model("1", 16, summation="naive").dots is LM.naive_dots
 
 
 def test_a_run_goes_on_to_step_late_and_keeps_the_weights_of_both_steps():
