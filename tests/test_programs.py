@@ -155,11 +155,17 @@ def test_a_bad_argument_is_one_line_and_status_2_never_a_traceback(program):
 
 def _started(program, arguments):
     """A child in a session of its own, as a terminal starts a command: os.killpg then
-    sends SIGINT to it and to every process it started, as Ctrl-C does."""
+    sends SIGINT to it and to every process it started, as Ctrl-C does.  Its SIGINT starts
+    at the default, as in a terminal, even if this run of the tests ignores SIGINT (a
+    background job does, and an ignored signal would stay ignored in the child)."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     return subprocess.Popen([sys.executable, program] + arguments, cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 LONG_RUNS = {  # program -> a run of a minute or more, and the line Ctrl-C leaves
