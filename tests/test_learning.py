@@ -1182,6 +1182,18 @@ def test_ctrl_c_is_one_line_with_how_far_the_runs_got_and_status_130(monkeypatch
     assert capsys.readouterr().err == "python3 experiments/learning.py: interrupted\n"
 
 
+def test_a_command_that_writes_nothing_needs_no_file_it_could_write(monkeypatch):
+    # nothing writable at all, and results.json's folder gone: a plain run reads the
+    # rates and prints; only --json, --publish and --sweep need a file they can write
+    def measure(plan, jobs, progress):
+        raise Started(plan)
+    monkeypatch.setattr(L, "measure", measure)
+    monkeypatch.setattr(L.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(L, "RESULTS_FILE", os.path.join(ROOT, "no-such-folder", "r.json"))
+    with pytest.raises(Started):
+        L.main(["--dk", "16"])
+
+
 def test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback(capsys):
     with pytest.raises(SystemExit) as exit_info:
         L.main(["--dk", "32"])
