@@ -1194,6 +1194,14 @@ def test_a_command_that_writes_nothing_needs_no_file_it_could_write(monkeypatch)
         L.main(["--dk", "16"])
 
 
+def test_a_sweep_may_start_a_rates_file_of_its_own(tmp_path, monkeypatch):
+    def sweep(arms, seeds, jobs, progress):
+        raise Started(arms)
+    monkeypatch.setattr(L, "sweep", sweep)
+    with pytest.raises(Started):  # not yet there: nothing to read, a file to write
+        L.main(["--sweep", "--dk", "16", "--rates", str(tmp_path / "new.json")])
+
+
 def test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback(capsys):
     with pytest.raises(SystemExit) as exit_info:
         L.main(["--dk", "32"])
