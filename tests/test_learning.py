@@ -1075,6 +1075,9 @@ def test_json_records_have_exactly_the_schema_and_null_for_a_miss(tmp_path):
     records = json.loads(path.read_text())
     assert [sorted(r) for r in records] == [sorted(["optimizer", "scale", "d_k", "seed", "lr",
                                                     "steps"])] * 2
+    assert [list(r) for r in records] == [["optimizer", "scale", "d_k", "seed", "lr",
+                                           "steps"]] * 2  # written in the schema's order
+    assert path.read_text().startswith('[\n {\n  "optimizer": "sgd",\n')  # indent 1
     assert [r["seed"] for r in records] == [100, 101] and all(r["steps"] for r in records)
     miss = LS.steps_to_target("sgd", "1", 256, 0.01, [100], max_steps=2)
     assert json.dumps(miss[0]["steps"]) == "null"
