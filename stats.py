@@ -1054,14 +1054,20 @@ def _bars(rows: Sequence[Tuple[str, float, str]], top: float,
     return lines
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Return the exit status 0 after printing format_report(report(...)) for
     the options in argv (sys.argv[1:] if None).
 
-    A bad option, or a run of more than WORK draws, exits through argparse with
-    status 2; an argv that is not a list of str is a TypeError.
+    A bad option, or a run of more than WORK draws, is one line on stderr and
+    SystemExit with status 2; Ctrl-C is one line and status 130; an argv that
+    is not a list of str is a TypeError.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python3 stats.py",
         description="The variance argument for sqrt(d_k), in numbers; the "
                     "same on Python 3.9 to 3.13.")
@@ -1076,13 +1082,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.add_argument(flag, type=kind, default=default,
                             help=f"{what} (default {default})")
     args = parser.parse_args(_argv(argv))
+    dks = _options(parser, args)
     try:
-        dks = _dk_option(args.dk)
-        _within_work(args.samples, args.trials, args.keys, dks)
         r = report(args.seed, args.samples, args.trials, args.keys, dks)
-    except (TypeError, ValueError) as error:
-        parser.error(str(error))
-    print(format_report(r), flush=True)
+        print(format_report(r), flush=True)
+    except KeyboardInterrupt:  # Ctrl-C: nothing is printed before the end
+        print("python3 stats.py: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -1265,19 +1271,42 @@ def _argv(argv) -> Optional[List[str]]:
     return list(argv)
 
 
-def _dk_option(text: str) -> List[int]:
-    """--dk as ints: a whole number (signs included) becomes an int, to be
-    checked by report(); anything else is named here."""
-    return [int(part) if part.strip().removeprefix("-").isdecimal()
-            else as_int("--dk", part, "each d_k") for part in text.split(",")]
+def _options(parser: argparse.ArgumentParser, args) -> List[int]:
+    """The d_k of --dk, once every option is checked: a bad one is a usage
+    error that names the flag the user typed."""
+    for flag, value, least in (("--samples", args.samples, 1),
+                               ("--trials", args.trials, 2),
+                               ("--keys", args.keys, 2)):
+        if value < least:
+            parser.error(f"{flag} must be at least {least}, not {value}")
+    if not 0 <= args.seed < 2 ** 64:
+        parser.error(f"--seed must be from 0 to 2**64 - 1, not {args.seed}")
+    dks = [_dk_option(parser, part) for part in args.dk.split(",")]
+    if len(set(dks)) < len(dks):
+        parser.error(f"--dk {args.dk} repeats a d_k; give each once")
+    _within_work(parser, args.samples, args.trials, args.keys, dks)
+    return dks
 
 
-def _within_work(samples: int, trials: int, keys: int, dks: List[int]) -> None:
+def _dk_option(parser: argparse.ArgumentParser, part: str) -> int:
+    """One d_k of --dk: a whole number, at least 2 (the work bound keeps it
+    far below 2^53)."""
+    try:
+        d_k = int(part)
+    except ValueError:
+        parser.error(f"--dk: each d_k must be a whole number, not {part!r}")
+    if d_k < 2:
+        parser.error(f"--dk: each d_k must be at least 2, not {d_k}")
+    return d_k
+
+
+def _within_work(parser: argparse.ArgumentParser, samples: int, trials: int,
+                 keys: int, dks: List[int]) -> None:
     work = samples * sum(dks) + trials * keys * len(dks)
     if work > WORK:
-        raise ValueError(
-            f"these options ask for about {work:.1e} draws; keep them under "
-            f"{WORK:.0e}, about a minute")
+        parser.error(
+            f"--samples, --trials, --keys and --dk ask for about {work:.1e} "
+            f"draws; keep them under {WORK:.0e}, about a minute")
 
 
 if __name__ == "__main__":

@@ -580,8 +580,13 @@ SECTIONS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = _Parser(prog="python3 benchmarks/bench.py", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the figures as a Markdown table")
@@ -595,20 +600,58 @@ def _parser():
     return parser
 
 
+def _saved_run(parser, path):
+    """The run that --save wrote to path, or a usage error that says why it is not one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except OSError as error:
+        parser.error(f"--table: cannot read {path}: {error.strerror or error}")
+    except ValueError as error:  # json.JSONDecodeError, or bytes that are not UTF-8
+        parser.error(f"--table: {path} is not JSON ({error})")
+    fields = {"key", "section", "label", "target", "text", "ok"}  # of each row: markdown()
+    if not (isinstance(run, dict) and isinstance(run.get("python"), str)
+            and isinstance(run.get("rows"), list)
+            and all(isinstance(row, dict) and fields <= set(row) for row in run["rows"])):
+        parser.error(f"--table: {path} is not a run saved by --save")
+    return run
+
+
+def _cannot_write(path):
+    """Why the file path cannot be written, or None if it can."""
+    if not path:
+        return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
+    if os.path.isdir(path):
+        return "it is a folder"
+    if not os.path.exists(folder):
+        return f"there is no folder {folder}"
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
 def run_sections(args, run):
-    """Print the header, run the chosen sections, print the load; return the Figures."""
+    """Print the header, run the chosen sections, print the load; return the Figures.
+    Ctrl-C raises KeyboardInterrupt("in section NAME, after K of N sections")."""
     print(f"{run['python']} ({sys.executable}); math.sumprod: "
           f"{'yes (compared in section 1)' if HAS_SUMPROD else 'no'}; {run['mode']}\n"
           f"{run['date']}; {run['machine']}; modules at {run['revision']}; "
           f"load average {run['load']}")
     started, out = time.perf_counter(), Figures(judge=not args.quick)
+    chosen = [name for name in SECTIONS if name in args.only]
     for seed, name in enumerate(SECTIONS):  # a seed per section: --only changes no input
-        if name in args.only:
+        if name in chosen:
             bench, quick_sizes, full_sizes = SECTIONS[name]
             try:
                 bench(out, *(quick_sizes if args.quick else full_sizes), random.Random(seed))
             except ImportError as error:  # a module mid-refactor: say so, run the rest
                 out.failed(f"section {name} skipped: {error}")
+            except KeyboardInterrupt:
+                raise KeyboardInterrupt(f"in section {name}, after {chosen.index(name)} of "
+                                        f"{len(chosen)} sections") from None
             out.took()
     run["load"] += f" at the start, {load()} at the end"
     print(f"\nload average (1 min): {run['load']}; "
@@ -617,18 +660,28 @@ def run_sections(args, run):
 
 
 def main(argv=None):
+    """Run the command line; return 0, 1 if a figure missed its target or a section
+    failed, 2 for a usage error, 130 on Ctrl-C."""
     parser = _parser()
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(SECTIONS)
     if unknown:
         parser.error(f"--only: unknown section(s) {sorted(unknown)}; choose from {list(SECTIONS)}")
     if args.table:
-        runs = []
-        for path in args.table:
-            with open(path) as f:
-                runs.append(json.load(f))
-        print(markdown(runs))
+        print(markdown([_saved_run(parser, path) for path in args.table]))
         return 0
+    why = None if args.save is None else _cannot_write(args.save)
+    if why:
+        parser.error(f"--save: cannot write {args.save}: {why}")
+    try:
+        return _bench(args)
+    except KeyboardInterrupt as stop:
+        print(f"python3 benchmarks/bench.py: interrupted {stop}".rstrip(), file=sys.stderr)
+        return 130
+
+
+def _bench(args):
+    """Run the chosen sections; print, and save, the figures."""
     chosen = [name for name in SECTIONS if name in args.only]
     mode = f"{'quick' if args.quick else 'full'} run" + (
         "" if len(chosen) == len(SECTIONS) else f" of {', '.join(chosen)} only (--only)")
@@ -641,9 +694,14 @@ def main(argv=None):
     run["rows"] = out.rows
     if args.markdown:
         print("\n" + markdown([run]))
-    if args.save:
-        with open(args.save, "w") as f:
-            json.dump(run, f, indent=1)
+    if args.save is not None:
+        try:
+            with open(args.save, "w") as f:
+                json.dump(run, f, indent=1)
+        except OSError as error:  # checked before the run: a disk full, a folder gone since
+            print(f"python3 benchmarks/bench.py: cannot write {args.save}: "
+                  f"{error.strerror or error}", file=sys.stderr)
+            return 1
     return 1 if out.failures else 0
 
 

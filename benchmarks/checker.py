@@ -64,7 +64,7 @@ def time_run(mode: str, cases: int) -> tuple:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2
-        self.exit(2, f"checker.py: {message} (see python3 benchmarks/checker.py --help)\n")
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _stop(signum, frame):
@@ -72,7 +72,7 @@ def _stop(signum, frame):
 
 
 def main(argv=None) -> int:
-    parser = _Parser(description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python3 benchmarks/checker.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=200, help="the battery's cases "
                         "(default 200, the checker's own)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each mode (default 3)")
@@ -82,8 +82,10 @@ def main(argv=None) -> int:
     if not set(modes) <= set(RIGHT):
         parser.error(f"--modes: {', '.join(sorted(set(modes) - set(RIGHT)))} is not one of "
                      f"{', '.join(RIGHT)}")
-    if args.cases < 1 or args.repeat < 1:
-        parser.error("--cases and --repeat must be at least 1")
+    if args.cases < 1:
+        parser.error(f"--cases must be at least 1, not {args.cases}")
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, not {args.repeat}")
     signal.signal(signal.SIGTERM, _stop)
     done = []
     try:

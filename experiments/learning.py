@@ -33,6 +33,7 @@ from experiments.learning_model import OPTIMIZERS, READOUTS, SCALES, TARGET
 __all__ = ["docs_data", "markdown_values", "markdown_blocks", "main"]
 
 DEFAULT_SCALES = ("1/sqrt(d_k)", "1/d_k")  # the two cheap arms: --scales all adds two
+PROG = "python3 experiments/learning.py"
 
 
 # ------------------------------------------------------------------ the docs' data
@@ -65,9 +66,14 @@ def markdown_blocks(data: dict) -> Dict[str, str]:
 
 # ------------------------------------------------------------------- the command line
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python3 experiments/learning.py",
+    p = _Parser(
+        prog=PROG,
         description="Train W_Q, W_K of one attention model on associative recall with each "
                     "logit scale at its own tuned rate; print steps to 90% held-out accuracy "
                     "(median [interval] over seeds), the seeds paired against 1/sqrt(d_k) "
@@ -155,6 +161,51 @@ def _check(parser: argparse.ArgumentParser, args) -> None:
                          or args.scales not in (None, "all") or args.sweep):
         parser.error("--publish runs the committed settings only: all scales, both "
                      "optimizers, and the default --dk, --seeds, --readout and --rates")
+    _check_files(parser, args)
+
+
+def _check_files(parser: argparse.ArgumentParser, args) -> None:
+    """Every file the command will write can be written, and the rates it reads are a rates
+    file: checked before the runs, which would otherwise be lost."""
+    writes = [("--json", args.json), ("--publish", RESULTS_FILE if args.publish else None),
+              ("--rates", args.rates if args.sweep else None)]
+    for flag, path in writes:
+        why = None if path is None else _cannot_write(path)
+        if why:
+            parser.error(f"{flag}: cannot write {path}: {why}")
+    if not args.sweep or os.path.exists(args.rates):  # a sweep adds its arms to the file
+        why = _not_rates(args.rates)
+        if why:
+            parser.error(f"--rates: cannot read tuned rates from {args.rates}: {why}")
+
+
+def _cannot_write(path: str) -> Optional[str]:
+    """Why a file cannot be written at path, or None if it can."""
+    if not path:
+        return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
+    if os.path.isdir(path):
+        return "it is a folder"
+    if not os.path.exists(folder):
+        return f"there is no folder {folder}"
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
+def _not_rates(path: str) -> Optional[str]:
+    """Why path holds no tuned rates, or None if it does."""
+    try:
+        stored = load(path)
+    except OSError as error:
+        return error.strerror or str(error)
+    except ValueError as error:  # json.JSONDecodeError, or text that is not UTF-8
+        return f"not JSON ({error})"
+    if not isinstance(stored, dict) or not isinstance(stored.get("arms"), dict):
+        return 'no "arms" in it (--sweep writes a rates file)'
+    return None
 
 
 def _plan(parser: argparse.ArgumentParser, args) -> Plan:
@@ -190,9 +241,12 @@ def _clear_progress() -> None:
 
 
 def _write_json(path: str, value, sort_keys: bool = False) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=1, sort_keys=sort_keys)
-        f.write("\n")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=1, sort_keys=sort_keys)
+            f.write("\n")
+    except OSError as error:  # checked before the runs: a disk full, a folder gone since
+        sys.exit(f"{PROG}: cannot write {path}: {error.strerror or error}")
 
 
 def _announce(path: str, what: str) -> None:
@@ -232,7 +286,7 @@ def _experiment(parser: argparse.ArgumentParser, args, plan: Plan, progress) -> 
         parser.error(str(error))
     if args.publish:
         _write_json(RESULTS_FILE, results)
-    if args.json:
+    if args.json is not None:
         _write_json(args.json, results["runs"])
     _clear_progress()
     print("\n".join(tables.report(tables.tables(results))))
@@ -240,7 +294,19 @@ def _experiment(parser: argparse.ArgumentParser, args, plan: Plan, progress) -> 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the experiment from the command line; return 0 (see
-    `python3 experiments/learning.py -h`; a usage error exits with 2)."""
+    `python3 experiments/learning.py -h`; a usage error exits with 2, Ctrl-C with 130)."""
+    try:
+        _run(argv)
+    except KeyboardInterrupt as stop:  # Interrupted, from the runs, says how far they got
+        _clear_progress()
+        how_far = f" after {stop}" if str(stop) else ""
+        sys.stderr.write(f"{PROG}: interrupted{how_far}\n")
+        return 130
+    return 0
+
+
+def _run(argv: Optional[Sequence[str]]) -> None:
+    """The command: the options checked, the work done, its time on stderr."""
     parser = _parser()
     args = parser.parse_args(argv)
     plan = _plan(parser, args)
@@ -253,7 +319,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cpu = sum(end[:4]) - sum(start[:4])  # user and system, this process and its children
     sys.stderr.write(f"CPU time {cpu:.1f} s, wall {time.monotonic() - wall:.1f} s, "
                      f"jobs {args.jobs} (Python {sys.version.split()[0]})\n")
-    return 0
 
 
 if __name__ == "__main__":

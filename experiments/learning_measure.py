@@ -8,6 +8,7 @@ records come back in the order they were planned.
 
 Public API (`__all__`):
     run_all(fn, items, jobs, progress, label, weights)   fn over items, in order, in a pool
+    Interrupted                 Ctrl-C during run_all, saying how far it had got
     rate(k), arm_key(arm), guess(optimizer, scale, d_k), total_steps(arm, lr, seeds, bound)
     default_arms(d_ks, scales, optimizers), sweep(arms, seeds, jobs, progress)
     load(path), tuned_rate(optimizer, scale, d_k, readout, rates)   the stored rates
@@ -24,11 +25,12 @@ Arguments are not checked here (learning.py's command line checks what a user ty
 python3 experiments/learning.py --help runs the experiment.
 """
 
-import concurrent.futures  # the process pool of --jobs
 import json  # the stored rates
 import math  # sqrt, log2, ldexp, inf, comb
+import multiprocessing  # the process pool of --jobs
 import os  # the paths of the stored files
 import random  # the shuffled order of the runs (for the estimate of the time left)
+import signal  # a worker of the pool leaves Ctrl-C to the command
 import statistics  # median (of ints, or of two middle values: the same on every Python)
 import time  # the estimate of the time left
 from fractions import Fraction  # the sign test's exact binomial tail
@@ -48,8 +50,8 @@ from stats import median_interval, scale_factor, variance
 
 __all__ = ["D_KS", "TUNING_SEEDS", "HELD_OUT_SEEDS", "POINTER_SCALES", "LATE", "LONG",
            "PERTURBATIONS", "MISS", "SWEEP_RULE", "RATES_FILE", "RESULTS_FILE", "run_all",
-           "rate", "arm_key", "guess", "total_steps", "default_arms", "sweep", "load",
-           "tuned_rate", "Spec", "outcome", "steps_to_target", "Logits", "logits",
+           "Interrupted", "rate", "arm_key", "guess", "total_steps", "default_arms", "sweep",
+           "load", "tuned_rate", "Spec", "outcome", "steps_to_target", "Logits", "logits",
            "Diagnostics", "seed_diagnostics", "Plan", "PUBLISHED", "measure", "Summary",
            "summarise", "paired", "sign_test"]
 
@@ -75,6 +77,10 @@ def _eta(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during run_all; str() says how far it had got: "37 of 120 runs"."""
+
+
 def run_all(fn: Callable, items: Sequence, jobs: int = 1, progress: Progress = None,
             label: str = "runs", weights: Optional[Sequence[float]] = None) -> list:
     """Return [fn(item) for item in items], computed by `jobs` processes (1: this one).
@@ -82,7 +88,7 @@ def run_all(fn: Callable, items: Sequence, jobs: int = 1, progress: Progress = N
     Each result is stored at its item's index, so the list is the same for every jobs.
     progress, if given, hears after each item how many are done and an estimate of the
     time left: the elapsed time times the weight left over the weight done (weights: each
-    item's expected cost; equal by default).
+    item's expected cost; equal by default).  Ctrl-C raises Interrupted.
     """
     weights = [1.0] * len(items) if weights is None else list(weights)
     results: list = [None] * len(items)
@@ -94,18 +100,44 @@ def run_all(fn: Callable, items: Sequence, jobs: int = 1, progress: Progress = N
         if progress:
             left = (time.monotonic() - start) * (total - done_weight) / done_weight
             progress(f"{label}: {done} of {len(items)} done, about {_eta(left)} left")
-    if jobs == 1:
-        for index, item in enumerate(items):
-            finished(index, fn(item))
-        return results
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
     try:
-        futures = {pool.submit(fn, item): index for index, item in enumerate(items)}
-        for future in concurrent.futures.as_completed(futures):
-            finished(futures[future], future.result())
-    finally:  # an error or an interrupt: drop the runs not yet started
-        pool.shutdown(wait=True, cancel_futures=True)
+        if jobs == 1:
+            for index, item in enumerate(items):
+                finished(index, fn(item))
+        else:
+            _pooled(fn, items, jobs, finished)
+    except KeyboardInterrupt:
+        raise Interrupted(f"{done} of {len(items)} {label}") from None
     return results
+
+
+def _pooled(fn: Callable, items: Sequence, jobs: int, finished: Callable) -> None:
+    """Call finished(index, fn(item)) for every item as `jobs` processes return them.
+
+    The workers are started by "spawn", each a fresh interpreter: a fork of this process,
+    which may hold threads, could deadlock (Python 3.12 warns of it).  They ignore Ctrl-C
+    from their first instruction (an ignored signal stays ignored in a new program, and
+    Python then installs no handler of its own), although the terminal sends it to them
+    too: the command alone stops, ends them, and says how far it had got.
+    """
+    tasks = [(index, fn, item) for index, item in enumerate(items)]
+    held = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pool = multiprocessing.get_context("spawn").Pool(jobs)
+    finally:
+        signal.signal(signal.SIGINT, held)
+    try:
+        for index, value in pool.imap_unordered(_indexed, tasks):
+            finished(index, value)
+    finally:  # all done, an error, or an interrupt: end the workers, with any run under way
+        pool.terminate()
+        pool.join()
+
+
+def _indexed(task: tuple) -> tuple:
+    """(index, fn(item)) of one task (index, fn, item), in a worker."""
+    index, fn, item = task
+    return index, fn(item)
 
 
 # ------------------------------------------------------------------ the rate search
@@ -222,7 +254,7 @@ def sweep(arms: Sequence[Arm], seeds: Sequence[int] = TUNING_SEEDS, jobs: int = 
     weights = [_arm_weight(arm, stored) for arm in arms]
     order = sorted(range(len(arms)), key=lambda i: -weights[i])  # longest first: balanced
     tuned = run_all(_sweep_unit, [(arms[i], tuple(seeds)) for i in order], jobs, progress,
-                    "sweep: arms", [weights[i] for i in order])
+                    "arms", [weights[i] for i in order])
     by_arm = {arm_key(arms[i]): result for i, result in zip(order, tuned)}
     return {"rule": SWEEP_RULE, "seeds": list(seeds), "batch": BATCH, "max_steps": MAX_STEPS,
             "target": TARGET, "arms": {arm_key(arm): by_arm[arm_key(arm)] for arm in arms}}

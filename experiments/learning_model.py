@@ -232,6 +232,16 @@ def _unit(v: Vector, x_q: Vector) -> Vector:
     return [x / norm for x in v] if norm > 0.0 else v
 
 
+def _transpose(A: Matrix) -> Matrix:
+    """Return A^T, a list of rows like every matrix here."""
+    return [list(column) for column in zip(*A)]
+
+
+def _product(A: Matrix, B: Matrix, dots: Dots) -> Matrix:
+    """Return A B, as dots(A, B^T): the model's sums, whichever summation it uses."""
+    return dots(A, _transpose(B))
+
+
 def loss_and_gradients(params: Params, table: Matrix, batch: Sequence[Question],
                        model: Model) -> Tuple[float, Params]:
     """Return the mean loss and (dW_Q, dW_K) through G = dL/dM, M = W_Q W_K^T.
@@ -246,15 +256,17 @@ def loss_and_gradients(params: Params, table: Matrix, batch: Sequence[Question],
     for question in batch:
         loss, dS, _, _ = question_gradient(question_scores(table, question), question, model)
         losses.append(loss)
-        dS_X.append(model.dots([dS], list(zip(*question.X)))[0])  # dS X: 1 x d_model
+        dS_X.append(_product([dS], question.X, model.dots)[0])  # dS X: 1 x d_model
     factor = model.c / len(batch)
     if model.per_question:
         dS_X = [_unit(v, question.x_q) for v, question in zip(dS_X, batch)]
         factor = 1.0 / len(batch)
-    X_q = list(zip(*(question.x_q for question in batch)))  # x_q^T: d_model x batch
-    G = [[factor * g for g in row] for row in model.dots(X_q, list(zip(*dS_X)))]
-    return math.fsum(losses) / len(batch), (model.dots(G, list(zip(*W_K))),
-                                            model.dots(list(zip(*G)), list(zip(*W_Q))))
+    X_q = [question.x_q for question in batch]  # row i: the query token of question i
+    # G = factor sum_i x_q_i^T (dS X)_i = factor X_q^T (dS X): d_model x d_model
+    G = [[factor * g for g in row] for row in _product(_transpose(X_q), dS_X, model.dots)]
+    dW_Q = _product(G, W_K, model.dots)  # G W_K: d_model x d_k
+    dW_K = _product(_transpose(G), W_Q, model.dots)  # G^T W_Q: d_model x d_k
+    return math.fsum(losses) / len(batch), (dW_Q, dW_K)
 
 
 def accuracy(task: Task, table: Matrix) -> float:
@@ -283,6 +295,11 @@ def sgd(lr: float) -> Step:
     return step
 
 
+def _zeros(W: Matrix) -> Matrix:
+    """Return a new matrix of zeros with the shape of W."""
+    return [[0.0] * len(row) for row in W]
+
+
 def adam(lr: float, eps: float = EPS, beta1: float = ADAM_BETAS[0],
          beta2: float = ADAM_BETAS[1]) -> Step:
     """Return the step m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2;
@@ -295,18 +312,21 @@ def adam(lr: float, eps: float = EPS, beta1: float = ADAM_BETAS[0],
     one_minus_b1, one_minus_b2, sqrt = 1.0 - beta1, 1.0 - beta2, math.sqrt
 
     def step(params, grads, state, t):
-        moments = state or [([[0.0] * len(r) for r in W],) * 2 for W in params]
+        if state is None:  # m and v start at 0: two matrices of their own for each W
+            state = [(_zeros(W), _zeros(W)) for W in params]
         root = sqrt(1.0 - beta2 ** t)
         a_t, e_t = lr * root / (1.0 - beta1 ** t), eps * root
-        new_params, new_moments = [], []
-        for W, dW, (m, v) in zip(params, grads, moments):
-            m = [[beta1 * a + one_minus_b1 * g for a, g in zip(ar, gr)] for ar, gr in zip(m, dW)]
-            v = [[beta2 * b + one_minus_b2 * g * g for b, g in zip(br, gr)]
-                 for br, gr in zip(v, dW)]
-            new_params.append([[w - a_t * a / (sqrt(b) + e_t) for w, a, b in zip(wr, ar, br)]
-                               for wr, ar, br in zip(W, m, v)])
-            new_moments.append((m, v))
-        return tuple(new_params), new_moments
+        new_params, new_state = [], []
+        for W, dW, (m, v) in zip(params, grads, state):
+            m = [[beta1 * m_ij + one_minus_b1 * g for m_ij, g in zip(m_row, g_row)]
+                 for m_row, g_row in zip(m, dW)]
+            v = [[beta2 * v_ij + one_minus_b2 * g * g for v_ij, g in zip(v_row, g_row)]
+                 for v_row, g_row in zip(v, dW)]
+            new_params.append([[w - a_t * m_ij / (sqrt(v_ij) + e_t)
+                                for w, m_ij, v_ij in zip(w_row, m_row, v_row)]
+                               for w_row, m_row, v_row in zip(W, m, v)])
+            new_state.append((m, v))
+        return tuple(new_params), new_state
     return step
 
 

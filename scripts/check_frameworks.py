@@ -304,15 +304,24 @@ def _jax_attention(jax, jnp, dt) -> None:
     print(f"  ... its -1e9 row against the mean of V: largest difference {float(gap):.2g}")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None) -> int:
     """Run each library's checks; a library that is not installed is skipped, and said so."""
-    argparse.ArgumentParser(prog="python3 scripts/check_frameworks.py",
-                            description=__doc__.split("\n\n")[0]).parse_args(argv)
-    for check in (check_torch, check_jax):
-        try:
-            check()
-        except ImportError as error:
-            print(f"{check.__name__}: skipped ({error})")
+    _Parser(prog="python3 scripts/check_frameworks.py",
+            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    try:
+        for check in (check_torch, check_jax):
+            try:
+                check()
+            except ImportError as error:
+                print(f"{check.__name__}: skipped ({error})")
+    except KeyboardInterrupt:
+        print("python3 scripts/check_frameworks.py: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -13,16 +13,18 @@ Public names:
     additive(report)                   {d_a: stats.ScoreVariance} for the additive table
     values(report, additive)           {name: text} of the numbers quoted inline
     blocks(report, additive, printed)  {name: Markdown table} of the tables
+    main(argv)                         the command line: every table and number
 
 >>> values_of = values(stats.report(samples=10, trials=4, dks=(16, 1024)), {})
 >>> values_of["length.16"], values_of["length.level.16"], values_of["length.level.last"]
 ('0.908', '0.516', '0.500')
 """
 
+import argparse  # the command line
 import math  # log, sqrt
 import os  # the library's folder, when run as a script
 import sys  # path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +36,7 @@ from softmax import log_softmax, softmax
 from scripts.tables import estimate, table
 
 __all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "LENGTHS",
-           "REPORT_HEAD", "additive", "values", "blocks"]
+           "REPORT_HEAD", "additive", "values", "blocks", "main"]
 
 ARMS = {"1": "unscaled", "1/sqrt(d_k)": "scaled"}  # the report's two arms
 C_1, C_SQRT, C_D = "c = 1", "c = 1/√d_k", "c = 1/d_k"  # the scales, as the tables label them
@@ -242,14 +244,28 @@ def _additive_table(additive_var: Dict[int, stats.ScoreVariance]) -> str:
     return table(["d_a", "Var(e), w_v ~ N(0, 1)", "Var(e), w_v ~ N(0, 1/d_a)"], rows)
 
 
-if __name__ == "__main__":  # the default report (seconds), then every table and number
-    import argparse
-    argparse.ArgumentParser(prog="python3 scripts/report_tables.py",
-                            description=__doc__.split("\n\n")[0]).parse_args()
-    report = stats.report()
-    variances = additive(report)
-    printed = stats.format_report(report).splitlines()  # as python3 stats.py prints it
-    for name, text in blocks(report, variances, printed).items():
-        print(f"{name}:\n{text}\n")
-    for name, text in values(report, variances).items():
-        print(f"{name}: {text}")
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print every table and number, from the default report (seconds)."""
+    _Parser(prog="python3 scripts/report_tables.py",
+            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    try:
+        report = stats.report()
+        variances = additive(report)
+        printed = stats.format_report(report).splitlines()  # as python3 stats.py prints it
+        for name, text in blocks(report, variances, printed).items():
+            print(f"{name}:\n{text}\n")
+        for name, text in values(report, variances).items():
+            print(f"{name}: {text}")
+    except KeyboardInterrupt:
+        print("python3 scripts/report_tables.py: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

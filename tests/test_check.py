@@ -2431,10 +2431,12 @@ def test_a_required_scale_gets_the_default_and_a_batch_gets_a_mask_for_each_elem
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--modes", "nope"], "checker.py: --modes: nope is not one of attention, softmax, "
-     "backward, online, mha (see python3 benchmarks/checker.py --help)\n"),
-    (["--repeat", "0"], "checker.py: --cases and --repeat must be at least 1 (see python3 "
-     "benchmarks/checker.py --help)\n"),
+    (["--modes", "nope"], "python3 benchmarks/checker.py: --modes: nope is not one of "
+     "attention, softmax, backward, online, mha (see python3 benchmarks/checker.py --help)\n"),
+    (["--cases", "0"], "python3 benchmarks/checker.py: --cases must be at least 1, not 0 (see "
+     "python3 benchmarks/checker.py --help)\n"),
+    (["--repeat", "0"], "python3 benchmarks/checker.py: --repeat must be at least 1, not 0 "
+     "(see python3 benchmarks/checker.py --help)\n"),
 ])
 def test_the_battery_s_benchmark_answers_a_bad_argument_in_one_line(args, message):
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "checker.py"),

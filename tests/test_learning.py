@@ -27,6 +27,8 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
+import warnings
 from fractions import Fraction
 
 import pytest
@@ -147,6 +149,13 @@ def test_the_per_question_gradient_is_the_mean_of_unit_question_gradients(scale)
     _, plain = LM.loss_and_gradients(params, table_of(task, params), batch,
                                      LM.model(scale, d_k, "fixed", "adam"))
     assert plain != grads  # the intervention changes the gradient
+    # G_i / |G_i| does not depend on the length of x_q (G_i = c x_q^T (dS X)): a query
+    # token of another length, with the same logits, gives the same step (the tokens of the
+    # task are layer-normed, |x_q|^2 = d_model, so the task alone would not tell)
+    longer = [q._replace(x_q=[f * x for x in q.x_q]) for q, f in zip(batch, (3, 0.5, 2, 1, 7, 4))]
+    _, same = LM.loss_and_gradients(params, table_of(task, params), longer, arm)
+    for got, ref in zip(same, grads):
+        assert_close(got, ref, abs=1e-12 * max(abs(v) for row in ref for v in row))
 
 
 @pytest.mark.parametrize("readout", LM.READOUTS)
@@ -427,6 +436,31 @@ def test_a_run_that_starts_at_the_target_stops_before_any_step(monkeypatch):
     assert run.at_target == run.final == start
 
 
+@pytest.mark.parametrize("target, step", [(0.15, 0), (0.26, 1)])
+def test_an_accuracy_exactly_at_the_target_counts_as_reaching_it(monkeypatch, target, step):
+    # this run's held-out accuracies are 0.15, 0.26, 0.23, 0.26: with TARGET set to one of
+    # them exactly, the weights of its first step are the ones kept "at the target"
+    monkeypatch.setattr(LM, "TARGET", target)
+    run = LM.train(100, 16, scale="1", optimizer="sgd", lr=0.125, max_steps=3,
+                   stop_at_target=False)
+    assert run.accuracies == [0.15, 0.26, 0.23, 0.26] and run.steps_to_target == step
+    at_step = LM.train(100, 16, scale="1", optimizer="sgd", lr=0.125, max_steps=step)
+    assert run.at_target == at_step.final
+
+
+def test_a_weight_of_1e20_or_more_is_a_diverged_run():
+    below = math.nextafter(1e20, 0.0)
+    assert not LM._diverged(([[below, -below]], [[0.0]]))
+    for w in (1e20, -1e20, 1.5e20, math.inf, math.nan):
+        assert LM._diverged(([[0.0, w]], [[0.0]])), w
+
+
+def test_the_summation_of_a_model_is_the_one_named():
+    assert LM.model("1", 16).dots is LM.dots
+    assert LM.model("1", 16, summation="fsum").dots is LM.dots
+    assert LM.model("1", 16, summation="naive").dots is LM.naive_dots
+
+
 def test_a_run_goes_on_to_step_late_and_keeps_the_weights_of_both_steps():
     short = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0)
     long = LM.train(100, 16, scale="1/sqrt(d_k)", optimizer="sgd", lr=1.0, late=12)
@@ -540,7 +574,7 @@ def test_a_sweep_runs_in_this_process_the_longest_arm_first_and_weighs_the_time_
     assert set(pids) == {os.getpid()}  # jobs=1: in this process
     assert list(dict.fromkeys(d_ks)) == [32, 256, 16]  # the longest first
     left = 100 * (cost[0] + cost[1]) / cost[2]
-    assert left < 120 and heard[0] == f"sweep: arms: 1 of 3 done, about {left:.0f} s left"
+    assert left < 120 and heard[0] == f"arms: 1 of 3 done, about {left:.0f} s left"
 
 
 def test_the_scales_are_the_library_s_scale_choices():
@@ -732,6 +766,51 @@ def test_mup_s_rule_scales_any_rate_by_d_k_over_the_smallest(tmp_path):
 
 def test_the_records_are_the_same_for_every_number_of_jobs(small):
     assert LS.measure(SMALL, jobs=2) == small
+
+
+def test_the_command_prints_and_writes_the_same_bytes_for_every_number_of_jobs(
+        tmp_path, capsys):
+    said = []
+    for jobs in ("1", "2"):
+        path = tmp_path / f"runs-{jobs}.json"
+        assert L.main(["--dk", "16", "--seeds", "2", "--scales", "1/sqrt(d_k),1",
+                       "--optimizer", "sgd", "--jobs", jobs, "--json", str(path)]) == 0
+        said.append((capsys.readouterr().out, path.read_bytes()))
+    assert said[0] == said[1] and "== pointer-loss control" in said[0][0]
+
+
+def test_the_pool_starts_fresh_interpreters_and_never_forks_this_process(monkeypatch):
+    # A fork of a process that holds threads may deadlock, and Python 3.12 warns of it
+    # (DeprecationWarning): the workers are started by "spawn", never by os.fork, with a
+    # thread running here as pytest's and a pool's threads may be.
+    def fork():
+        raise AssertionError("the pool forked this process")
+    monkeypatch.setattr(os, "fork", fork)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            assert LS.run_all(abs, [-1, 2, -3], jobs=2) == [1, 2, 3]
+    finally:
+        stop.set()
+        thread.join()
+    assert [w for w in heard if issubclass(w.category, DeprecationWarning)] == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_in_the_runs_says_how_many_were_done(jobs):
+    # Ctrl-C reaches this process while it waits for the next result (the workers ignore
+    # it): here, while it hears of the second
+    def progress(message):
+        if message.startswith("arms: 2 of 5 done"):
+            raise KeyboardInterrupt
+    with pytest.raises(LS.Interrupted) as stop:
+        LS.run_all(abs, [1, 2, 3, 4, 5], jobs=jobs, progress=progress, label="arms")
+    assert isinstance(stop.value, KeyboardInterrupt) and str(stop.value) == "2 of 5 arms"
+
+
 
 
 def test_the_progress_estimate_counts_every_item():
@@ -933,18 +1012,45 @@ def test_the_seeds_that_change_are_counted_from_the_perturbed_records(data):
 
 # ------------------------------------------------------------------- the command line
 
-@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "11"], ["--optimizer", "rmsprop"],
-                                  ["--dk", "1"], ["--scales", "1/d"], ["--perturb", "8"],
-                                  ["--jobs", "0"], ["--publish", "--dk", "16"],
-                                  ["--publish", "--scales", "1"],
-                                  ["--publish", "--optimizer", "sgd"]],
-                         ids=["no seeds", "too many seeds", "optimizer", "d_k 1", "scale name",
-                              "perturbations", "no jobs", "publish at another d_k",
-                              "publish one scale", "publish one optimizer"])
-def test_the_command_line_rejects_bad_options(argv):
-    with pytest.raises(SystemExit) as exit_info:
-        L.main(argv)
-    assert exit_info.value.code == 2
+PUBLISH_ONLY = ("--publish runs the committed settings only: all scales, both optimizers, and "
+                "the default --dk, --seeds, --readout and --rates")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seeds", "0"], "--seeds takes 1 to 10"),
+    (["--seeds", "11"], "--seeds takes 1 to 10"),
+    (["--optimizer", "rmsprop"],
+     "argument --optimizer: invalid choice: 'rmsprop' (choose from 'sgd', 'adam', 'both')"),
+    (["--dk", "16", "1"], "--dk values must be at least 2 (1/ln(d_k) needs ln d_k > 0)"),
+    (["--scales", "1/d"], "--scales: unknown '1/d'; choose from 1/sqrt(d_k), 1/d_k, 1/ln(d_k), "
+                          "1, or all (quote the names in a shell)"),
+    (["--perturb", "8"], "--perturb takes 0 to 7"),
+    (["--perturb", "-1"], "--perturb takes 0 to 7"),
+    (["--jobs", "0"], "--jobs takes 1 or more"),
+    (["--publish", "--dk", "16"], PUBLISH_ONLY),
+    (["--publish", "--scales", "1"], PUBLISH_ONLY),
+    (["--publish", "--optimizer", "sgd"], PUBLISH_ONLY)],
+    ids=["no seeds", "too many seeds", "optimizer", "d_k 1", "scale name", "perturbations",
+         "negative perturbations", "no jobs", "publish at another d_k", "publish one scale",
+         "publish one optimizer"])
+def test_the_command_line_rejects_bad_options(argv, message, capsys, no_runs):
+    # each with its own message: a later check (a d_k without a tuned rate, a pool of no
+    # processes) would refuse some of them too, but not in the words of the flag
+    assert _refused(argv, capsys) == message
+
+
+class Started(Exception):
+    """The command got past its checks."""
+
+
+def test_the_ends_of_each_range_are_taken(monkeypatch):
+    def measure(plan, jobs, progress):
+        raise Started(plan, jobs)
+    monkeypatch.setattr(L, "measure", measure)
+    for argv in (["--seeds", "1"], ["--seeds", "10"], ["--perturb", "0"], ["--perturb", "7"],
+                 ["--jobs", "1"], ["--dk", "2", "16"]):
+        with pytest.raises(Started):
+            L.main(argv)
 
 
 def test_the_help_text_names_what_the_default_prints_and_what_needs_more(capsys):
@@ -969,9 +1075,134 @@ def test_json_records_have_exactly_the_schema_and_null_for_a_miss(tmp_path):
     records = json.loads(path.read_text())
     assert [sorted(r) for r in records] == [sorted(["optimizer", "scale", "d_k", "seed", "lr",
                                                     "steps"])] * 2
+    assert [list(r) for r in records] == [["optimizer", "scale", "d_k", "seed", "lr",
+                                           "steps"]] * 2  # written in the schema's order
+    assert path.read_text().startswith('[\n {\n  "optimizer": "sgd",\n')  # indent 1
     assert [r["seed"] for r in records] == [100, 101] and all(r["steps"] for r in records)
     miss = LS.steps_to_target("sgd", "1", 256, 0.01, [100], max_steps=2)
     assert json.dumps(miss[0]["steps"]) == "null"
+
+
+def _refused(argv, capsys):
+    """The one line of a usage error, after SystemExit with status 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith("python3 experiments/learning.py: ")
+    assert err.endswith(" (see python3 experiments/learning.py --help)\n")
+    return err[len("python3 experiments/learning.py: "):-len(" (see python3 experiments/"
+                                                             "learning.py --help)\n")]
+
+
+@pytest.fixture
+def no_runs(monkeypatch):
+    """Fail the test if the command gets as far as running anything."""
+    def run(*args):
+        raise AssertionError("the work started before the check")
+    monkeypatch.setattr(L, "measure", run)
+    monkeypatch.setattr(L, "sweep", run)
+
+
+def test_every_file_to_write_is_checked_before_the_runs(tmp_path, monkeypatch, capsys,
+                                                        no_runs):
+    missing = tmp_path / "missing" / "runs.json"
+    assert _refused(["--json", str(missing)], capsys) == (
+        f"--json: cannot write {missing}: there is no folder {missing.parent}")
+    assert _refused(["--json", str(tmp_path)], capsys) == (
+        f"--json: cannot write {tmp_path}: it is a folder")
+    assert _refused(["--json", ""], capsys) == "--json: cannot write : the path is empty"
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert _refused(["--json", str(a_file / "runs.json")], capsys) == (
+        f"--json: cannot write {a_file / 'runs.json'}: {a_file} is not a folder")
+    assert _refused(["--sweep", "--dk", "16", "--rates", str(missing)], capsys) == (
+        f"--rates: cannot write {missing}: there is no folder {missing.parent}")
+    monkeypatch.setattr(L, "RESULTS_FILE", str(missing))
+    assert _refused(["--publish"], capsys) == (
+        f"--publish: cannot write {missing}: there is no folder {missing.parent}")
+
+
+def test_a_file_without_permission_to_write_it_is_refused(tmp_path, monkeypatch, capsys,
+                                                          no_runs):
+    # as root every file is writable, so the answer of os.access is what is tried here
+    existing = tmp_path / "runs.json"
+    existing.write_text("[]")
+    asked = []
+    monkeypatch.setattr(L.os, "access", lambda path, mode: asked.append(path) and False)
+    for path in (existing, tmp_path / "new.json"):
+        assert _refused(["--json", str(path)], capsys) == (
+            f"--json: cannot write {path}: permission denied")
+    assert asked == [str(existing), str(tmp_path)]  # the file itself, or its folder
+
+
+def test_the_rates_are_read_before_the_runs(tmp_path, capsys, no_runs):
+    missing, words, array = tmp_path / "none.json", tmp_path / "w.json", tmp_path / "a.json"
+    words.write_text("not json")
+    array.write_text("[1]")
+    assert _refused(["--rates", str(missing)], capsys) == (
+        f"--rates: cannot read tuned rates from {missing}: No such file or directory")
+    assert _refused(["--rates", str(words)], capsys).startswith(
+        f"--rates: cannot read tuned rates from {words}: not JSON (Expecting value")
+    for stored in ("[1]", '{"arms": [1]}', '{"seeds": []}'):
+        array.write_text(stored)
+        assert _refused(["--rates", str(array)], capsys) == (
+            f'--rates: cannot read tuned rates from {array}: no "arms" in it (--sweep writes '
+            f'a rates file)')
+    # a sweep into a file of its own adds to it: so it must hold rates too, if it exists
+    assert _refused(["--sweep", "--dk", "16", "--rates", str(words)], capsys).startswith(
+        f"--rates: cannot read tuned rates from {words}: not JSON")
+
+
+def test_a_failed_write_after_the_runs_is_one_line(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    path = folder / "runs.json"
+    records = LS.measure(LS.Plan(("1/sqrt(d_k)",), ("sgd",), (16,), (100,)))
+
+    def measure_then_lose_the_folder(plan, jobs, progress):
+        folder.rmdir()
+        return records
+    monkeypatch.setattr(L, "measure", measure_then_lose_the_folder)
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(["--dk", "16", "--seeds", "1", "--json", str(path)])
+    assert exit_info.value.code == (f"python3 experiments/learning.py: cannot write {path}: "
+                                    f"No such file or directory")
+
+
+def test_ctrl_c_is_one_line_with_how_far_the_runs_got_and_status_130(monkeypatch, capsys):
+    def interrupted(plan, jobs, progress):
+        raise LS.Interrupted("37 of 120 runs")
+    monkeypatch.setattr(L, "measure", interrupted)
+    assert L.main(["--dk", "16"]) == 130
+    assert capsys.readouterr() == (
+        "", "python3 experiments/learning.py: interrupted after 37 of 120 runs\n")
+
+    def stopped(*args):
+        raise KeyboardInterrupt  # elsewhere than in the runs: no count to give
+    monkeypatch.setattr(L, "_plan", stopped)
+    assert L.main(["--dk", "16"]) == 130
+    assert capsys.readouterr().err == "python3 experiments/learning.py: interrupted\n"
+
+
+def test_a_command_that_writes_nothing_needs_no_file_it_could_write(monkeypatch):
+    # nothing writable at all, and results.json's folder gone: a plain run reads the
+    # rates and prints; only --json, --publish and --sweep need a file they can write
+    def measure(plan, jobs, progress):
+        raise Started(plan)
+    monkeypatch.setattr(L, "measure", measure)
+    monkeypatch.setattr(L.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(L, "RESULTS_FILE", os.path.join(ROOT, "no-such-folder", "r.json"))
+    with pytest.raises(Started):
+        L.main(["--dk", "16"])
+
+
+def test_a_sweep_may_start_a_rates_file_of_its_own(tmp_path, monkeypatch):
+    def sweep(arms, seeds, jobs, progress):
+        raise Started(arms)
+    monkeypatch.setattr(L, "sweep", sweep)
+    with pytest.raises(Started):  # not yet there: nothing to read, a file to write
+        L.main(["--sweep", "--dk", "16", "--rates", str(tmp_path / "new.json")])
 
 
 def test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback(capsys):

@@ -477,38 +477,58 @@ def test_the_output_is_the_same_on_python_3_9_and_3_13(version):
     (["--samples", "x"], "argument --samples: invalid int value: 'x'"),
     (["--seed", "1.5"], "argument --seed: invalid int value: '1.5'"),
     (["--trials", "2e3"], "argument --trials: invalid int value: '2e3'"),
-    (["--keys", "1"], "report: keys must be at least 2, not 1"),
-    (["--keys", "-3"], "report: keys must be at least 2, not -3"),
-    (["--trials", "1"], "report: trials must be at least 2, not 1"),
-    (["--samples", "0"], "report: samples must be at least 1, not 0"),
-    (["--dk", "16,1"], "report: d_k must be at least 2"),
-    (["--dk", "16,x"], "'x'"),
-    (["--dk", ""], "''"),
-    (["--samples", "100000"], "these options ask for about 1.7e+08 draws; keep them under "
-                              "1e+08, about a minute"),
-    (["--dk", "99999999999999999999"], "these options ask for about 1.0e+23 draws"),
-    (["--trials", "10000000"], "these options ask for about 8.0e+08 draws"),
+    (["--keys", "1"], "--keys must be at least 2, not 1"),
+    (["--keys", "-3"], "--keys must be at least 2, not -3"),
+    (["--trials", "1"], "--trials must be at least 2, not 1"),
+    (["--samples", "0"], "--samples must be at least 1, not 0"),
+    (["--seed", "-1"], "--seed must be from 0 to 2**64 - 1, not -1"),
+    (["--dk", "16,1"], "--dk: each d_k must be at least 2, not 1"),
+    (["--dk", "16,x"], "--dk: each d_k must be a whole number, not 'x'"),
+    (["--dk", ""], "--dk: each d_k must be a whole number, not ''"),
+    (["--samples", "100000"], "--samples, --trials, --keys and --dk ask for about 1.7e+08 "
+                              "draws; keep them under 1e+08, about a minute"),
+    (["--dk", "99999999999999999999"], "ask for about 1.0e+23 draws"),
+    (["--trials", "10000000"], "ask for about 8.0e+08 draws"),
     (["--bogus"], "unrecognized arguments: --bogus"),
 ], ids=["samples not an int", "seed not an int", "trials not an int", "one key",
-        "negative keys", "one row", "no samples", "d_k = 1", "a d_k not an int", "no d_k",
+        "negative keys", "one row", "no samples", "a negative seed", "d_k = 1",
+        "a d_k not an int", "no d_k",
         "too many samples", "a huge d_k", "too many rows", "an unknown option"])
 def test_a_bad_option_is_one_line_on_stderr_and_status_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exit:
         stats.main(argv)
     assert exit.value.code == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith("usage: python3 stats.py")
-    last = err.rstrip("\n").split("\n")[-1]
-    assert last.startswith("python3 stats.py: error: ") and message in last, err
-    assert err.endswith(last + "\n")  # the message is the last line, and only one line
+    # one line that names the flag typed, not the parameter of the function it sets
+    assert out == "" and err.count("\n") == 1 and err.startswith("python3 stats.py: ")
+    assert message in err and err.endswith(" (see python3 stats.py --help)\n"), err
+
+
+def test_each_option_s_smallest_and_largest_values_are_taken(capsys):
+    # the ends of each range: seed 0 and 2^64 - 1, one sample, two rows of two keys, d_k 2
+    for seed in ("0", str(2 ** 64 - 1)):
+        assert "6. Pictures" in run(["--seed", seed, "--samples", "1", "--trials", "2",
+                                     "--keys", "2", "--dk", "2"], capsys)
+    with pytest.raises(SystemExit):
+        stats.main(["--seed", str(2 ** 64), "--samples", "1", "--trials", "2", "--dk", "2"])
+    assert "--seed must be from 0 to 2**64 - 1, not 18446744073709551616" in \
+        capsys.readouterr().err
+
+
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(stats, "report", interrupted)
+    assert stats.main(SMALL) == 130
+    assert capsys.readouterr() == ("", "python3 stats.py: interrupted\n")
 
 
 def test_a_bad_option_prints_no_traceback_from_the_script():
     done = script("--keys", "1")
     assert done.returncode == 2 and done.stdout == ""
     assert "Traceback" not in done.stderr
-    assert done.stderr.splitlines()[-1] == \
-        "python3 stats.py: error: report: keys must be at least 2, not 1"
+    assert done.stderr == \
+        "python3 stats.py: --keys must be at least 2, not 1 (see python3 stats.py --help)\n"
 
 
 def test_the_work_bound_counts_samples_and_rows_and_is_inclusive(monkeypatch, capsys):
@@ -519,7 +539,7 @@ def test_the_work_bound_counts_samples_and_rows_and_is_inclusive(monkeypatch, ca
     monkeypatch.setattr(stats, "WORK", 9)
     with pytest.raises(SystemExit):
         stats.main(argv)
-    assert "these options ask for about 1.0e+01 draws; keep them under 9e+00" in \
+    assert "ask for about 1.0e+01 draws; keep them under 9e+00" in \
         capsys.readouterr().err
 
 
@@ -570,8 +590,8 @@ def test_a_repeated_d_k_is_refused(capsys):
     with pytest.raises(SystemExit) as exit:
         run(argv, capsys)
     assert exit.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        "python3 stats.py: error: report: dks = [16, 16, 64] repeats a d_k; give each once")
+    assert capsys.readouterr().err == ("python3 stats.py: --dk 16,16,64 repeats a d_k; give "
+                                       "each once (see python3 stats.py --help)\n")
 
 
 def test_a_seed_beyond_2_to_the_64_is_refused(capsys):
@@ -579,8 +599,9 @@ def test_a_seed_beyond_2_to_the_64_is_refused(capsys):
     with pytest.raises(SystemExit) as exit:
         run(argv, capsys)
     assert exit.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        f"python3 stats.py: error: report: seed must be at most 2^64 - 1, not {10 ** 20}")
+    assert capsys.readouterr().err == (
+        f"python3 stats.py: --seed must be from 0 to 2**64 - 1, not {10 ** 20} (see "
+        "python3 stats.py --help)\n")
 
 
 # ------------------------------------------------ found by mutation testing (tools/mutate.py)
@@ -590,8 +611,8 @@ def test_a_d_k_that_is_not_a_whole_number_is_named_in_the_error(bad, capsys):
     # the message names the option and the rule, not int()'s "invalid literal for int()"
     with pytest.raises(SystemExit):
         stats.main(["--samples", "4", "--trials", "2", "--dk", f"16,{bad}"])
-    assert capsys.readouterr().err.splitlines()[-1] == \
-        f"python3 stats.py: error: --dk: each d_k must be an int, not '{bad}'"
+    assert capsys.readouterr().err == (f"python3 stats.py: --dk: each d_k must be a whole "
+                                       f"number, not '{bad}' (see python3 stats.py --help)\n")
 
 
 def test_closing_the_pipe_early_is_quiet_when_stdout_is_block_buffered():
