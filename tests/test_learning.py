@@ -573,8 +573,11 @@ def test_paired_counts_a_miss_as_slower_and_a_double_miss_as_nothing():
                                         ((0.7, 0.65, 0.75), "0.70 [0.65, 0.75]"),
                                         ((2.0, 1.0, 2.0), "2.0 [1.0, 2.0]"),
                                         ((5.0, 4.0, None), "5.0 [4.0, inf]"),
-                                        ((-0.004, -0.01, 0.03), "0.00 [-0.01, 0.03]")])
+                                        ((-0.004, -0.01, 0.03), "0.00 [-0.01, 0.03]"),
+                                        ((5.0, 4.0, 7.0), "5 [4, 7]")])
 def test_interval_ends_round_outward_and_the_median_to_nearest(args, want):
+    # the width decides the decimals: its first digit, and a second one only below 3 (a
+    # width of exactly 3 keeps whole numbers)
     assert LT.fmt(*args) == want
 
 
@@ -1274,6 +1277,37 @@ def test_a_median_over_one_miss_prints_the_least_it_can_be_and_over_two_beyond_t
                                              "findings": FINDINGS_STUB})["learning-table"]
 
 
+def test_the_text_table_pads_each_column_to_its_widest_entry_and_seeds_print_as_a_range():
+    assert LT.text_table(["a", "bb"], [["ccc", "d"], ["e", "ffff"]]) == [
+        "a    bb", "ccc  d", "e    ffff"]
+    assert [LT.seed_range(s) for s in ([100, 101], [100], [3, 5])] == ["100-101", "100", "3, 5"]
+
+
+def test_a_left_to_right_median_on_the_end_of_the_published_interval_is_inside_it():
+    runs = [{"optimizer": "sgd", "scale": "1", "d_k": 16, "seed": 100 + i, "lr": 0.5,
+             "steps": v} for i, v in enumerate(range(1, 11))]  # the interval [2, 9]
+    naive = [{**r, "steps": 9} for r in runs]  # its median: 9, the interval's upper end
+    results = {"settings": {"d_ks": [16], "readout": "fixed", "seeds": list(range(100, 110)),
+                            "tuning_seeds": [0]}, "runs": runs, "naive": naive,
+               "perturbed": {}, "logits": [], "diagnostics": [], "pointer": [],
+               "transfer": [], "long": []}
+    data = {**LT.tables(results), "findings": {**FINDINGS_STUB, "pointer": {
+        "settings": {"seeds": [200]}, "pointer": []}},
+            "sweep": {"grids": 1, "widened": [], "identity_tops": {}}}
+    assert data["table"][0]["published"] == [2.0, 9.0]
+    values = LT.values(data)
+    assert (values["learning.naive.outside"], values["learning.naive.arms-changed"]) == (
+        "0", "1 of 1")
+
+
+def test_the_blocks_of_records_without_runs_are_headers_alone():
+    empty = {"settings": {"d_ks": [16], "readout": "fixed"}, "runs": [], "perturbed": {},
+             "logits": [], "diagnostics": [], "pointer": [], "transfer": [], "long": []}
+    full = LT.blocks({**LT.tables(empty), "findings": FINDINGS_STUB})["learning-full"]
+    assert full.splitlines()[0].startswith("| optimizer | scale | d_k | rate | median |")
+    assert len(full.splitlines()) == 2 and "k = 0..0" in full
+
+
 def test_the_sweep_summary_counts_the_widened_grids_and_the_identity_s_grid_tops():
     # the identity's guess for an arm of the intervention: 1/sqrt(d_k)'s 2^(-10/2), times
     # sqrt(c / c') (one half-octave per octave), plus 6 rates: for c' = 1, c / c' = d_k^-1/2
@@ -1287,6 +1321,11 @@ def test_the_sweep_summary_counts_the_widened_grids_and_the_identity_s_grid_tops
         "identity_tops": {"adam-per-question fixed 1 16": 2.0 ** ((-10 - 2 + 6) / 2),
                           "adam-per-question fixed 1 256": 2.0 ** ((-10 - 4 + 6) / 2),
                           "adam-per-question fixed 1/sqrt(d_k) 64": 2.0 ** ((-10 + 6) / 2)}}
+    # the carry is read from the stored rule: two half-octaves per octave move the top twice
+    # as far (d_k = 16: c / c' = 1/4, so -2 x 2 half-octaves)
+    rule = {**LS.SWEEP_RULE, "half-octaves per octave of c/c'": {"adam": 2}}
+    tops = LT.sweep_summary({**rates, "rule": rule})["identity_tops"]
+    assert tops["adam-per-question fixed 1 16"] == 2.0 ** ((-10 - 4 + 6) / 2)
 
 
 @pytest.mark.parametrize("where", [ROOT, EXPERIMENTS], ids=["from the root", "from experiments/"])

@@ -726,6 +726,19 @@ def test_left_to_right_sums_keep_every_median_inside_its_published_interval():
                  f"interval is {outside}.")
 
 
+def test_the_perturbations_move_each_initial_weight_by_a_few_units_in_the_last_place():
+    quote(STUDY, "Multiplying the initial weights by 1 + k 2^-52 (k = 1..7) changes them by a "
+                 "few units in the last place.")
+    from experiments.learning_model import initial_weights  # the code the claim is about
+    for d_k in D_KS:
+        base = [w for W in initial_weights(100, d_k) for row in W for w in row]
+        for k in range(1, 8):
+            moved = [w for W in initial_weights(100, d_k, 1 + k * 2.0 ** -52) for row in W
+                     for w in row]
+            ulps = [abs(a - b) / math.ulp(b) for a, b in zip(moved, base)]
+            assert max(ulps) <= 2 * k and sum(u > 0 for u in ulps) > len(ulps) // 2, (d_k, k)
+
+
 def test_a_miss_of_the_long_runs_is_itself_a_matter_of_rounding():
     quote(STUDY, "So whether the unscaled model always gets there given enough steps is not "
                  "shown: it was measured to 1000 steps only, and whether one run misses is itself "
@@ -1057,6 +1070,10 @@ CLAIMS = [  # (page, how the sentence starts, the test that checks it)
      LEARNING + "test_the_command_line_reports_a_d_k_without_a_tuned_rate_instead_of_a_traceback"),
     (STUDY, "a sweep that does not cover the committed set of arms never writes over",
      LEARNING + "test_a_partial_sweep_refuses_to_replace_the_committed_rates"),
+    (STUDY, "`--scales all` adds 1/ln(d_k) and 1, and with them the pointer-loss control",
+     LEARNING + "test_the_default_scales_print_no_pointer_control_and_all_scales_do"),
+    (STUDY, "`--publish` and `--sweep` say which committed file they will overwrite",
+     LEARNING + "test_publish_announces_its_file_shows_progress_and_writes_the_records"),
     (STUDY, "Every arm of a seed sees the same questions from the same initial weights",
      LEARNING + "test_every_arm_of_a_seed_gets_the_same_first_batch_and_initial_weights"),
     (STUDY, "Its grid is the ladder 2^(k/2), 13 rates centred on a guess",
@@ -1103,6 +1120,8 @@ CLAIMS = [  # (page, how the sentence starts, the test that checks it)
      "test_the_scales_whose_initial_logits_spread_with_d_k_slow_down_unscaled_most"),
     (STUDY, "with the two-sided sign test over the pairs that differ",
      "test_the_paired_table_is_rebuilt_from_the_records"),
+    (STUDY, "Multiplying the initial weights by 1 + k 2^-52 (k = 1..7) changes them",
+     "test_the_perturbations_move_each_initial_weight_by_a_few_units_in_the_last_place"),
     (STUDY, "For most arms nothing changes",
      "test_only_the_unscaled_arm_is_rounding_sensitive_and_far"),
     (STUDY, "Of all the perturbed runs", "test_the_perturbed_runs_that_miss_are_counted"),
@@ -1122,6 +1141,8 @@ CLAIMS = [  # (page, how the sentence starts, the test that checks it)
      "test_one_global_rate_carries_over_for_1_over_d_k_under_adam_and_the_paper_s_under_sgd"),
     (STUDY, "muP's rule carries 1/d_k's rate over under both optimizers.",
      "test_mup_s_own_rule_carries_1_over_d_k_over_under_both_optimizers"),
+    (STUDY, "for components with correlation rho, E[q · k] = rho d_k and Var(q · k) = d_k",
+     "tests/test_stats.py::test_correlated_moments_equal_the_gaussian_expectations"),
     (STUDY, "The \"seeds\" column counts the runs that reached 90%",
      "test_the_logits_tables_are_rebuilt_from_the_records"),
     (STUDY, "A row over n seeds has the interval of its own n",
@@ -1148,6 +1169,8 @@ CLAIMS = [  # (page, how the sentence starts, the test that checks it)
      "test_the_diagnostics_table_is_rebuilt_from_the_records"),
     (STUDY, "Unscaled at large d_k, softmax starts nearly one-hot",
      "test_at_initialisation_unscaled_saturates_and_a_few_questions_carry_the_gradient"),
+    (STUDY, "so that every question counts equally",
+     LEARNING + "test_the_per_question_gradient_is_the_mean_of_unit_question_gradients"),
     (STUDY, "The last two columns are the steps of the unscaled arm over those of 1/sqrt(d_k)",
      "test_the_per_question_table_is_rebuilt_from_the_records"),
     (STUDY, "At d_k = 64 and 256 the intervention removes most of the unscaled arm's slowdown",
@@ -1173,6 +1196,8 @@ CLAIMS = [  # (page, how the sentence starts, the test that checks it)
      "test_the_accurate_backward_pass_changes_the_intervention_s_outcome"),
     (STUDY, "So the intervention's finding needs an accurate backward pass",
      "test_the_accurate_backward_pass_changes_the_intervention_s_outcome"),
+    (STUDY, "With the pointer loss -log p_j*, dL/dS = p - e_j*: the log cancels",
+     LEARNING + "test_pointer_gradient_is_the_softmax_backward_of_minus_e_over_p"),
     (STUDY, "Summed over the three d_k (pairs that share their seeds' tasks",
      "test_the_pointer_loss_removes_most_of_the_slowdown_and_on_these_seeds_never_faster"),
     (STUDY, "So the pointer loss removes most of the slowdown, not all of it",
@@ -1189,6 +1214,10 @@ CLAIMS = [  # (page, how the sentence starts, the test that checks it)
      "test_the_rates_come_from_five_tuning_seeds_on_a_factor_sqrt_2_grid"),
     (STUDY, "A training run of 20 steps took 3.60 times the CPU time",
      "test_a_larger_d_k_is_measured_by_the_benchmark_the_page_names"),
+    (STUDY, "Every sum is math.fsum and every dot product rounds like `attention.matmul`",
+     LEARNING + "test_a_published_cell_is_regenerated_from_the_code"),
+    (STUDY, "The tables here are generated from the committed records (`results.json`,",
+     "tests/test_docs.py::test_every_generated_file_is_what_the_build_writes_now"),
     (README, "It compares the initial logit scale, and with it the effective rate",
      "test_any_two_scales_are_one_model_with_rescaled_weights_rate_and_adam_s_eps"),
     (README, "At their own rates, 1/sqrt(d_k) and 1/d_k learn in a handful of steps",
@@ -1220,6 +1249,9 @@ LITERATURE = [  # (page, how the sentence starts, its source and place): nothing
      "Vaswani et al. 2017, Section 3.2.1 and reference [3]"),
     (STUDY, "**Not the paper's experiment.** Its Table 3 row (B) varies d_k",
      "Vaswani et al. 2017, Table 3"),
+    (STUDY, "Since only d_k grows here, it treats W_Q and W_K as input weights",
+     "Yang et al. 2022, Tensor Programs V, Table 3 (input weights: SGD rate times fan_out, "
+     "Adam rate constant), read in several copies of the table, not in the paper itself"),
     (README, "The paper never trains an unscaled model: Section 3.2.1 states a suspicion",
      "Vaswani et al. 2017, Section 3.2.1 (issue 29, item 10: worded by the README's owner)"),
 ]
