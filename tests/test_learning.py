@@ -1211,6 +1211,35 @@ def test_the_findings_options_refuse_what_they_cannot_do(capsys, argv, message):
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--first-seed", "4", "--seeds", "1"], "the seeds 4 include the tuning seeds 0-4"),
+    (["--first-seed", "-2", "--seeds", "3"], "include the tuning seeds 0-4"),
+    (["--dk", "1"], "--dk values must be at least 2"),
+    (["--jobs", "0"], "--jobs takes 1 or more")],
+    ids=["the last tuning seed", "the first tuning seed", "d_k 1", "no jobs"])
+def test_a_bad_option_is_refused_with_its_own_rule(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        L.main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, seeds", [(["--first-seed", "5", "--seeds", "1"], (5,)),
+                                         (["--first-seed", "-2", "--seeds", "2"], (-2, -1)),
+                                         (["--dk", "2"], tuple(range(100, 110)))],
+                         ids=["just above the tuning seeds", "just below", "d_k 2"])
+def test_the_seeds_next_to_the_tuning_seeds_and_d_k_2_are_accepted(monkeypatch, argv, seeds):
+    assert planned(monkeypatch, argv)[0].seeds == seeds
+
+
+def test_the_docs_data_refuses_records_made_with_other_rates(monkeypatch):
+    results = LS.load(LS.RESULTS_FILE)
+    results["runs"][-1] = {**results["runs"][-1], "lr": results["runs"][-1]["lr"] * 2}
+    monkeypatch.setattr(L, "load", lambda path: results if path == LS.RESULTS_FILE
+                        else LS.load(path))
+    with pytest.raises(ValueError, match="made with other rates than tuned_rates.json"):
+        L.docs_data()
+
+
 def test_fresh_seeds_and_every_record_of_a_command_go_to_the_records_file(tmp_path, capsys):
     path = tmp_path / "fresh.json"
     L.main(["--dk", "16", "--seeds", "2", "--first-seed", "200", "--scales", "1/sqrt(d_k),1",
