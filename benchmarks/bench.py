@@ -23,6 +23,7 @@ main:      CPU time of `python3 stats.py` at its defaults (user + sys of the chi
 learning:  CPU time of `python3 experiments/learning.py` at its defaults, and of
            `--scales all` with --jobs 1 and 2.
 dots:      the share of `--scales all`'s runs (2 seeds) spent in the exact dot products.
+steps:     the CPU time of a training run of the experiment at d_k = 1024 over d_k = 256.
 
 How times are taken: the candidates of one comparison run in interleaved rounds (the
 order reversed every other round), with gc disabled while timing; each time is CPU time
@@ -490,6 +491,25 @@ def bench_dots(out, d_ks, seeds, rng=None):  # rng: unused, as every section get
             ".0%")
 
 
+def bench_steps(out, d_ks, rounds, steps, rng=None):  # rng: unused, as every section gets one
+    """Time training runs of `steps` steps (seed 100, 1/sqrt(d_k), stop_at_target False) at
+    the two d_k, interleaved, under SGD and Adam: what a larger d_k costs the experiment."""
+    from experiments import learning_model
+    small, large = d_ks
+    out.section(f"7. a training run of {steps} steps at d_k = {large} against d_k = {small} "
+                f"({rounds} rounds)")
+    for optimizer, lr in (("sgd", 1.0), ("adam", 0.03125)):
+        candidates = [(d_k, lambda d_k=d_k: learning_model.train(
+            100, d_k, scale="1/sqrt(d_k)", optimizer=optimizer, lr=lr, max_steps=steps,
+            stop_at_target=False)) for d_k in d_ks]
+        times = interleaved(candidates, rounds)
+        ratios = sorted(x / y for x, y in zip(times[large], times[small]))
+        out.add(f"steps.{optimizer}", f"{optimizer}: time at d_k = {large} / at d_k = {small}",
+                paired_ratio(times, large, small), ".2f")
+        out.note(f"{optimizer}: the rounds' ratios run from {ratios[0]:.2f} to {ratios[-1]:.2f}; "
+                 f"best times {min(times[small]):.2f} s and {min(times[large]):.2f} s")
+
+
 def profile(n, d, rng, top=12):
     """Print the top own-time costs of one forward and one backward call."""
     Q, K, V, dO = (random_matrix(n, d, rng) for _ in range(4))
@@ -577,6 +597,7 @@ SECTIONS = {
     "main": (bench_main_job, (True, 1), (False, 3)),
     "learning": (bench_learning, (True, 1), (False, 1)),
     "dots": (bench_dots, ((16,), 1), ((16, 64, 256), 2)),
+    "steps": (bench_steps, ((16, 64), 3, 5), ((256, 1024), 9, 20)),
 }
 
 

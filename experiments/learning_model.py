@@ -25,6 +25,7 @@ Public API (`__all__`):
     question_scores(table, question)
     question_gradient(s, question, model), loss_and_gradients(params, table, batch, model)
     accuracy(task, table), dots(A, B), naive_dots(A, B)        the arithmetic
+    textbook_softmax_backward(p, g)    the textbook backward, to measure what it changes
     sgd(lr), adam(lr, eps), optimizer_step(name, lr, eps)       the optimisers
     Run, train(seed, d_k, scale=, optimizer=, lr=, ...)         one training run
     Equivalent, equivalent_run(d_k, scale, to_scale, optimizer, lr, eps)   the identity
@@ -54,8 +55,10 @@ from softmax import log_softmax, softmax, softmax_backward
 from stats import layer_norm, scale_factor
 
 __all__ = ["D_MODEL", "ITEMS", "BETA", "BATCH", "HELD_OUT", "TARGET", "MAX_STEPS", "SCALES",
-           "OPTIMIZERS", "PER_QUESTION", "READOUTS", "EPS", "Question", "Task", "make_task",
+           "OPTIMIZERS", "PER_QUESTION", "READOUTS", "BACKWARDS", "EPS", "Question", "Task",
+           "make_task",
            "draw_question", "initial_weights", "Model", "model", "dots", "naive_dots",
+           "textbook_softmax_backward",
            "logit_matrix_transposed", "logit_table", "question_scores", "question_gradient",
            "loss_and_gradients", "accuracy", "sgd", "adam", "optimizer_step", "Run", "train",
            "Equivalent", "equivalent_run"]
@@ -76,6 +79,7 @@ SCALES = ("1/sqrt(d_k)", "1/d_k", "1/ln(d_k)", "1")  # stats.SCALE_CHOICES, pape
 OPTIMIZERS = ("sgd", "adam")  # the study's two
 PER_QUESTION = "adam-per-question"  # the intervention: Adam on per-question unit gradients
 READOUTS = ("fixed", "pointer")
+BACKWARDS = ("library", "textbook")  # softmax.softmax_backward, or the textbook form
 ADAM_BETAS = (0.9, 0.999)  # Kingma and Ba's defaults
 EPS = 1e-8  # Adam's eps, their default
 BOUND = 1e20  # a weight beyond this (or not finite) ends a run: it has diverged
@@ -170,19 +174,35 @@ def naive_dots(A: Matrix, B: Matrix) -> Matrix:
     return [[functools.reduce(operator.add, map(operator.mul, a, b)) for b in B] for a in A]
 
 
+def textbook_softmax_backward(p: Vector, g: Vector) -> Vector:
+    """Return dS = p * (g - <p, g>), the textbook form of softmax's backward pass, in
+    float64 with <p, g> summed by math.fsum.  When p is nearly one-hot, <p, g> rounds to
+    g at the largest p, and every entry of dS is then rounding noise; softmax.softmax_backward
+    computes those small entries accurately.  An option of the study (--backward textbook),
+    to measure what the accurate form changes.
+
+    >>> textbook_softmax_backward([0.25, 0.75], [1.0, 0.0])
+    [0.1875, -0.1875]
+    """
+    inner = math.fsum(map(operator.mul, p, g))
+    return [p_i * (g_i - inner) for p_i, g_i in zip(p, g)]
+
+
 class Model(NamedTuple):
     """What one run trains: the scale, the loss and the arithmetic."""
     c: float  # the logit scale
     readout: str  # "fixed": cross-entropy of beta O;  "pointer": -log p_{j*}
     per_question: bool  # each question's dL/dM divided by its norm (the intervention)
     dots: Dots  # A B^T: dots (math.fsum) or naive_dots
+    backward: Callable[[Vector, Vector], Vector] = softmax_backward  # dS from P and dP
 
 
 def model(scale: str, d_k: int, readout: str = "fixed", optimizer: str = "sgd",
-          summation: str = "fsum") -> Model:
+          summation: str = "fsum", backward: str = "library") -> Model:
     """Return the Model of one arm: c = stats.scale_factor(scale, d_k)."""
     return Model(scale_factor(scale, d_k), readout, optimizer == PER_QUESTION,
-                 naive_dots if summation == "naive" else dots)
+                 naive_dots if summation == "naive" else dots,
+                 textbook_softmax_backward if backward == "textbook" else softmax_backward)
 
 
 def logit_matrix_transposed(params: Params, dots: Dots = dots) -> Matrix:
@@ -222,7 +242,7 @@ def question_gradient(s: Vector, question: Question, model: Model):
     z, t = [BETA * o for o in O], question.payloads[question.j_star]
     dO = [BETA * (p - (i == t)) for i, p in enumerate(softmax(z))]  # beta (softmax(z) - e_t)
     dP = [dO[b_j] for b_j in question.payloads]
-    return -log_softmax(z)[t], softmax_backward(P, dP), S, P  # through the Jacobian
+    return -log_softmax(z)[t], model.backward(P, dP), S, P  # through the Jacobian
 
 
 def _unit(v: Vector, x_q: Vector) -> Vector:
@@ -384,7 +404,7 @@ def _train(task: Task, params: Params, model: Model, step: Step, max_steps: int,
 def train(seed: int, d_k: int, *, scale: str, optimizer: str, lr: float,
           readout: str = "fixed", eps: float = EPS, init_factor: float = 1.0,
           max_steps: int = MAX_STEPS, stop_at_target: bool = True, late: int = 0,
-          summation: str = "fsum") -> Run:
+          summation: str = "fsum", backward: str = "library") -> Run:
     """Return a training run: held-out accuracy after each step of `optimizer` at rate lr.
 
     Each step: BATCH fresh questions (the same for every arm of a seed), L = their mean
@@ -392,9 +412,11 @@ def train(seed: int, d_k: int, *, scale: str, optimizer: str, lr: float,
     the share of the HELD_OUT questions whose largest logit is at j*.  W_Q, W_K: D_MODEL x
     d_k, drawn from the seed and d_k, times init_factor.  optimizer: "sgd", "adam", or
     PER_QUESTION (Adam on G = mean_i G_i / |G_i|).  summation: "fsum" (correctly rounded)
-    or "naive" (left to right) for the model's products.  The run stops at the first step
-    with accuracy >= TARGET (unless stop_at_target is False) once step `late` is passed;
-    a run whose weights diverge stops there, and a miss has steps_to_target None.
+    or "naive" (left to right) for the model's products; backward: "library"
+    (softmax.softmax_backward) or "textbook" (textbook_softmax_backward).  The run stops
+    at the first step with accuracy >= TARGET (unless stop_at_target is False) once step
+    `late` is passed; a run whose weights diverge stops there, and a miss has
+    steps_to_target None.
 
     >>> run = train(100, 16, scale="1", optimizer="sgd", lr=0.125, max_steps=3,
     ...             stop_at_target=False)
@@ -402,7 +424,7 @@ def train(seed: int, d_k: int, *, scale: str, optimizer: str, lr: float,
     (4, 3, 3.21, [0.15, 0.26, 0.23, 0.26])
     """
     return _train(make_task(seed), initial_weights(seed, d_k, init_factor),
-                  model(scale, d_k, readout, optimizer, summation),
+                  model(scale, d_k, readout, optimizer, summation, backward),
                   optimizer_step(optimizer, lr, eps), max_steps, stop_at_target, late)
 
 

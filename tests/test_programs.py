@@ -297,7 +297,7 @@ FLAGS = [  # (program, arguments, the message): the flag the user typed, never a
      "--vectors must be from 0 to 30000 (about a minute), not 30001"),
     ("benchmarks/bench.py", ["--only", "forward,speed"],
      "--only: unknown section(s) ['speed']; choose from ['forward', 'backward', 'streaming', "
-     "'memory', 'main', 'learning', 'dots']"),
+     "'memory', 'main', 'learning', 'dots', 'steps']"),
 ]
 
 
