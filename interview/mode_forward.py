@@ -466,7 +466,7 @@ def rounded(x, fmt: str):
 # d = 16.  Each draws its logits in one of four styles: N(0, 1) entries; small integers
 # (ties); an offset per query of up to 1e3 either way (so that a finite fill of the masked
 # keys shows, and so does a running state not reset between queries); and keys drawn from a
-# pool of two or three (ties between keys, and between blocks' maxima).
+# pool of one to three (ties between keys, and between blocks' maxima).
 
 LARGE = 10  # one case in LARGE is large
 STYLES = ("gauss", "integers", "offsets", "pool")

@@ -1,7 +1,7 @@
 """The softmax mode: NAME(x) on a list of floats, against softmax.softmax.
 
 Its random battery draws x of 1 to 64 entries (8 but one case in ten): N(0, 1) or N(0, 100)
-entries, an offset of up to 1e3 either way, small integers (ties), a pool of two or three
+entries, an offset of up to 1e3 either way, small integers (ties), a pool of one to three
 values (ties again), and -inf in any position but all of them, the first included.
 
 Public API (`__all__`): MODE, NOT_NORMALISED, EXP_ONLY, INF_WEIGHT, cases, expect, draw,
