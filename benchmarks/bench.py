@@ -393,7 +393,8 @@ def sampling_part(dks, samples, seed=0):
 
 def rows_part(dks, m, trials, seed=0):
     """Sections 3-4: saturation and gradients of the rows, unscaled and scaled (each
-    public function draws its own rows, so this is a little more than the report does)."""
+    public function draws its own rows: four draws for each d_k, where the report makes
+    one)."""
     for d_k in dks:
         for scale_name in ("1", "1/sqrt(d_k)"):
             stats.saturation_stats(d_k, scale_name, m=m, trials=trials, seed=seed + d_k)

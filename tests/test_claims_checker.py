@@ -1960,3 +1960,44 @@ covered(PAGE, "A wrong answer that happens to equal a known mistake's is named a
 covered(PAGE, "The checker's own tests run it on a dozen base files in `tests/readers/`, right "
               "answers in every mode and style",
         "test_check.py::test_the_readers_folder_holds_a_dozen_bases_and_the_hostile_ones")
+
+
+# ------------------------------------------------------------------ the checker on other pages
+
+covered("README.md", "it names each mistake and links its answer in "
+                     "[docs/interview.md](docs/interview.md) (a verdict of the checker's own, "
+                     "such as a time limit, in docs/checker.md)",
+        "test_claims_checker.py::test_every_mistake_links_an_answer_in_interview_md_or_this_page")
+covered("README.md", "then tries a seeded random battery and shrinks up to three of its failures "
+                     "to small inputs that still fail.",
+        "test_claims_checker.py::"
+        "test_the_battery_shrinks_up_to_three_failures_each_to_a_case_that_still_fails")
+covered("docs/interview.md", "The checker names a precision when your answer's error is the size "
+                             "of the same computation's error in that format",
+        "test_check.py::test_a_precision_is_named_when_the_error_is_its_size_and_small")
+covered("docs/interview.md", "the checker reports the constant your answer implies",
+        "test_claims_checker.py::"
+        "test_another_scale_is_named_with_its_constant_only_beyond_a_tenth_of_a_percent")
+covered("docs/interview.md", "`interview/check.py` detects a function written in the other "
+                             "convention and says so",
+        "test_claims_checker.py::test_an_answer_with_true_blocked_is_noted_and_later_masks_go_its_way")
+
+
+@claim("docs/whiteboard.md", "`python3 interview/check.py scripts/whiteboard.py` passes their "
+                             "arithmetic and flags what they leave out on purpose: shape checks, "
+                             "and a row whose every logit is -inf.")
+def test_the_checker_passes_the_whiteboard_s_arithmetic_and_notes_what_it_leaves_out():
+    path = os.path.join(ROOT, "scripts", "whiteboard.py")
+    said = {mode: check.check(path, mode, options=Options(cases=50)).lines()
+            for mode in ("attention", "softmax", "backward")}
+    for mode, lines in said.items():
+        assert not [line for line in lines if line.startswith("  FAIL")], (mode, lines)
+        assert "random battery, seed 1: 50 cases agree" in lines, (mode, lines)
+        assert lines[-1].startswith("correct on all "), (mode, lines)
+    notes = {mode: [line for line in lines if line.startswith("  NOTE")]
+             for mode, lines in said.items()}
+    shapes = "no shape error -> docs/interview.md#what-should-attention-do-with-shapes-that-do"
+    assert notes["attention"] and all(shapes in line for line in notes["attention"])
+    assert notes["backward"] and all(shapes in line for line in notes["backward"])
+    assert notes["softmax"] == ["  NOTE  every entry -inf: NaN -> "
+                                "docs/interview.md#what-should-a-fully-masked-row-return"]

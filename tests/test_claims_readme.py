@@ -1,7 +1,7 @@
 """The claims of README.md that are not about the report's numbers (those are in
 tests/test_claims_report.py): the variance, exactly; how the code is built; the same numbers
-on every Python; what the programs print.  Its section "Beyond initialisation" is the
-training study's (tests/claims.py, OWNERS).
+on every Python; what the programs print.  The claims of its section "Beyond initialisation"
+are the training study's, registered in tests/test_claims_experiments.py.
 """
 
 import ast

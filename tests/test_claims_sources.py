@@ -2,10 +2,8 @@
 source and place (`source`), since no test here can recompute a paper or run PyTorch and JAX,
 which are not dependencies; where a behaviour can be run, scripts/check_frameworks.py runs
 it, in a virtual environment of its own.  Facts of the literature are those checked in
-/work/notes/literature.md (item numbers there), or are marked as not rechecked.  The claims
-of the pages that another piece of work owns are registered here with `owned`, so that a
-reworded sentence still fails until its owner's test takes it over.  Python's own behaviour,
-which the installed interpreters can show, is run.
+/work/notes/literature.md (item numbers there), or are marked as not rechecked.  Python's
+own behaviour, which the installed interpreters can show, is run.
 """
 
 import os
@@ -13,7 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.claims import claim, owned, source
+from tests.claims import claim, source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README, INTERVIEW, DERIVATIONS = "README.md", "docs/interview.md", "docs/derivations.md"
@@ -255,61 +253,3 @@ def test_sum_and_sumprod_round_differently_from_3_12_on():
     for version, out in seen.items():
         new = tuple(map(int, version.split(".")[:2])) >= (3, 12)
         assert out == ([str(new)] * 2), version
-
-
-# ------------------------------------------------------------------ owned elsewhere
-
-TRAINING = ("the training study's claims tests (tests/test_learning_claims.py checks several "
-            "through docs_data)")
-CHECKER = "the checker's work (docs/checker.md, interview/check.py)"
-for page, quote, owner in (
-        (README, "Run the checker on your own code ([how it works](docs/checker.md)): it names "
-                 "each mistake and links its answer", CHECKER),
-        (INTERVIEW, "1/d_k trains, at its own learning rate.", TRAINING),
-        (INTERVIEW, "so attention starts nearly uniform.", TRAINING),
-        (INTERVIEW, "That does not starve the gradient", TRAINING),
-        (INTERVIEW, "The trained model does not hold the correlation fixed, and what it does "
-                    "depends on the rate.", TRAINING),
-        (INTERVIEW, "Under Adam, at the re-tuned rate, 1/d_k's falls as d_k grows", TRAINING),
-        (INTERVIEW, "the picture for 1/sqrt(d_k) is muP's: its scaled logit grows with d_k",
-         TRAINING),
-        (INTERVIEW, "So under Adam a trained logit that does not grow with d_k is a property of "
-                    "the re-tuned rate, not of the scale alone (under SGD at one fixed rate it "
-                    "does not grow either;", TRAINING),
-        (INTERVIEW, "One global rate, tuned at d_k = 16 and used unchanged, carries over for "
-                    "1/d_k under Adam and for 1/sqrt(d_k) under SGD.", TRAINING),
-        (INTERVIEW, "carries 1/d_k's rate over under both optimizers.", TRAINING),
-        (INTERVIEW, "One global rate keeps the first fixed for 1/sqrt(d_k) and the second for "
-                    "1/d_k; muP's SGD rule, lr growing like d_k, keeps the first fixed for 1/d_k.",
-         TRAINING),
-        (INTERVIEW, "bit-identical where a is a power of two; otherwise equal up to the rounding "
-                    "that training amplifies, within 1e-12 at a quarter of the tuned rate)",
-         TRAINING),
-        (INTERVIEW, "At its own rate, unscaled is still slower here (the table above).",
-         TRAINING),
-        (INTERVIEW, "It starts saturated", TRAINING),
-        (INTERVIEW, "moves some seeds' steps, often by tens", TRAINING),
-        (INTERVIEW, "the 10% of questions with the largest gradient carry about half of it at "
-                    "d_k = 256 unscaled (table below), and unscaled Adam is still the slowest "
-                    "arm.", TRAINING),
-        (INTERVIEW, "most of the slowdown goes, not all of it.", TRAINING),
-        (INTERVIEW, "The checker names a precision when your answer's error is the size of the "
-                    "same computation's error in that format", CHECKER),
-        (INTERVIEW, "the checker reports the constant your answer implies", CHECKER),
-        (INTERVIEW, "`interview/check.py` detects a function written in the other convention "
-                    "and says so", CHECKER),
-        (DERIVATIONS, "hardly moves with d_k under either scale: under 1/d_k the query aligns "
-                      "with its key about equally at every d_k, while under 1/sqrt(d_k) the "
-                      "alignment falls as d_k grows.", TRAINING),
-        (DERIVATIONS, "Under Adam at the re-tuned rate, 1/d_k's scaled logit falls as d_k "
-                      "grows.", TRAINING),
-        (DERIVATIONS, "under 1/sqrt(d_k) the alignment stays about the same and the scaled logit "
-                      "grows with d_k.", TRAINING),
-        (DERIVATIONS, "that does not stop it from learning, as the training experiment "
-                      "measures", TRAINING),
-        (DERIVATIONS, "so it changes the effective learning rate (the training experiment's "
-                      "identity makes this exact).", TRAINING),
-        ("docs/whiteboard.md", "passes their arithmetic and flags what they leave out on "
-                               "purpose: shape checks, and a row whose every logit is -inf.",
-         CHECKER)):
-    owned(page, quote, owner)
