@@ -482,7 +482,8 @@ def quantile_interval(xs: Sequence[float], p: float,
     of order statistics: l the largest and u the smallest rank with
     P(B < l) <= (1 - coverage) / 2 and P(B >= u) <= (1 - coverage) / 2 for
     B ~ Binomial(n, p), the count of draws below the true p-quantile;
-    .coverage is P(l <= B <= u - 1) (less than asked when n is too small).
+    .coverage is P(l <= B <= u - 1), the interval's own: when n is too small
+    an end stays at the data's end, and it may be less than asked.
     Shapes: xs of length n, 0 < p < 1 -> Quantile.  An int or a Fraction p is
     exact; a float p is the decimal it prints as (0.1 is 1/10).  The binomial
     is summed exactly (derivations.md section 10, with its cost).

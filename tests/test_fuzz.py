@@ -58,7 +58,9 @@ from fractions import Fraction
 import pytest
 
 MODULES = ("softmax", "attention", "stats")
-TIME_LIMIT = 1.0  # seconds per call
+# seconds per call: a hang, not a speed, is what fails. The slowest call of the 4,000 took
+# 0.018 s alone (2026-11-28); a run under a load of 5 on two cores once passed 1 s.
+TIME_LIMIT = 10.0
 HANGS_BEFORE_GIVING_UP = 2  # per function: keeps a broken module's fuzz from taking minutes
 PAIRS_PER_FUNCTION = 8  # seeded two-at-a-time replacements
 CORRUPTIONS_PER_ARGUMENT = 8  # seeded structured corruptions of each vector or matrix
