@@ -33,6 +33,8 @@ ARGUMENTS = {  # program -> the arguments of a quick documented run ([] for the 
     "benchmarks/accuracy.py": ["--vectors", "5"],
     "interview/check.py": ["--help"],
     "experiments/learning.py": ["--help"],
+    "experiments/stability.py": ["--help"],  # a full run: about a minute
+    "benchmarks/stability.py": ["--help"],  # a full run: minutes
     "tools/mutate.py": ["--help"],
 }
 PARTS = {  # a module of a program -> the program it names when run by hand
@@ -41,6 +43,8 @@ PARTS = {  # a module of a program -> the program it names when run by hand
                     "mode_mha", "mode_online", "mode_softmax")},
     **{f"experiments/{name}.py": "python3 experiments/learning.py --help"
        for name in ("learning_model", "learning_measure", "learning_tables")},
+    **{f"experiments/{name}.py": "python3 experiments/stability.py --help"
+       for name in ("stability_model", "stability_measure", "stability_tables")},
     "tools/mutants.py": "python3 tools/mutate.py --help",
     "lowprecision/emulation.py": "python3 scripts/lowprecision.py",
     "oracles/exact.py": "python3 benchmarks/accuracy.py",

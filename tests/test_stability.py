@@ -1,0 +1,540 @@
+"""The logit-scale study's code: each arm's logits and gradients against independent
+references, QK-norm's invariance and the bounds, the runs against learning_model's, the
+records against the runs that made them, and the command line.
+
+References: 50-digit decimal arithmetic along the textbook route (q = x_q W_Q, k = x W_K
+themselves, then the arm's formula), central differences in floats and in decimal, exact
+Fractions, and learning_model's own training loop.
+"""
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import pytest
+
+from attention import matmul
+from experiments import stability as ST
+from experiments import stability_measure as SS
+from experiments import stability_model as SM
+from experiments.learning_model import (BETA, ITEMS, draw_question, initial_weights, logit_table,
+                                        logit_matrix_transposed, make_task, train)
+from tests.helpers import assert_close
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PRECISION = 50
+
+
+def batch_of(seed, n, stream=3):
+    task = make_task(seed)
+    rng = random.Random(stream)
+    return task, [draw_question(task, rng) for _ in range(n)]
+
+
+def params_for(arm, seed, d_k, weight_factor=1.0, gain_spread=0.3):
+    """Initial weights times a factor; learned gains drawn around 1 (not all equal)."""
+    W_Q, W_K = ([[weight_factor * w for w in row] for row in W]
+                for W in initial_weights(seed, d_k))
+    if SM.ARMS[arm].norm != "learned":
+        return W_Q, W_K
+    rng = random.Random(seed)
+    return (W_Q, W_K, [[1.0 + gain_spread * rng.gauss(0.0, 1.0) for _ in range(d_k)]],
+            [[1.0 + gain_spread * rng.gauss(0.0, 1.0) for _ in range(d_k)]])
+
+
+# ------------------------------------------------------------------ the references
+
+def decimal_logits(arm, params, question):
+    """The arm's logits of one question, in Decimal, through q and k themselves."""
+    spec = SM.ARMS[arm]
+    W_Q, W_K = params[:2]
+    d_k = len(W_Q[0])
+    root = Decimal(d_k).sqrt()
+
+    def project(x, W):
+        return [sum(Decimal(x[a]) * W[a][i] for a in range(len(x))) for i in range(d_k)]
+
+    q, ks = project(question.x_q, W_Q), [project(x, W_K) for x in question.X]
+    if spec.norm:
+        ones = [[Decimal(1)] * d_k]
+        g_Q, g_K = (ones, ones) if spec.norm == "fixed" else (params[2], params[3])
+        eps = Decimal(SM.EPS_NORM)
+
+        def rms_norm(v, g):
+            rho = (sum(x * x for x in v) / d_k + eps).sqrt()
+            return [gi * x / rho for gi, x in zip(g[0], v)]
+        qn = rms_norm(q, g_Q)
+        return [sum(a * b for a, b in zip(qn, rms_norm(k, g_K))) / root for k in ks]
+    c = {"1/sqrt(d_k)": 1 / root, "1/d_k": Decimal(1) / d_k, "1": Decimal(1)}[spec.scale]
+    raw = [c * sum(a * b for a, b in zip(q, k)) for k in ks]
+    if spec.cap is None:
+        return raw
+    C = Decimal(spec.cap)
+    return [C * decimal_tanh(s / C) for s in raw]
+
+
+def decimal_tanh(x):
+    e = (2 * x).exp()
+    return (e - 1) / (e + 1)
+
+
+def decimal_loss(arm, params, batch):
+    """The mean cross-entropy of z = beta P V over the batch, in Decimal."""
+    total = Decimal(0)
+    for question in batch:
+        S = decimal_logits(arm, params, question)
+        m = max(S)
+        e = [(s - m).exp() for s in S]
+        P = [x / sum(e) for x in e]
+        z = [Decimal(0)] * ITEMS
+        for p, b in zip(P, question.payloads):
+            z[b] = Decimal(BETA) * p
+        t = question.payloads[question.j_star]
+        total += max(z) + sum((v - max(z)).exp() for v in z).ln() - z[t]
+    return total / len(batch)
+
+
+def to_decimal(params):
+    return tuple([[Decimal(w) for w in row] for row in W] for W in params)
+
+
+def entries(params):
+    return [(m, i, j) for m, W in enumerate(params) for i in range(len(W))
+            for j in range(len(W[0]))]
+
+
+def shifted(params, where, h):
+    m, i, j = where
+    out = [[list(row) for row in W] for W in params]
+    out[m][i][j] += h
+    return tuple(out)
+
+
+GRADIENT_ARMS = ["qk-norm", "qk-norm-g1", "cap-50", "cap-10"]
+
+
+@pytest.mark.parametrize("arm", GRADIENT_ARMS)
+def test_the_gradient_is_the_central_difference_of_the_loss(arm):
+    # Central differences with h = 1e-5: truncation h^2 |L'''| / 6 and rounding
+    # u |L| / h, both below 1e-9 here; a bound of 1e-7 leaves a margin of 100.
+    d_k = 4
+    task, batch = batch_of(100, 3)
+    params = params_for(arm, 100, d_k, weight_factor=6.0 if "cap" in arm else 1.0)
+    spec = SM.ARMS[arm]
+
+    def loss(p):
+        return SM.loss_and_gradients(spec, p, SM.tables(spec, task, p, batch), batch)[0]
+    _, grads = SM.loss_and_gradients(spec, params, SM.tables(spec, task, params, batch), batch)
+    h = 1e-5
+    rng = random.Random(arm)
+    chosen = [w for w in entries(params) if w[0] >= 2] + rng.sample(
+        [w for w in entries(params) if w[0] < 2], 24)  # every gain, and 24 weights
+    for where in chosen:
+        numeric = (loss(shifted(params, where, h)) - loss(shifted(params, where, -h))) / (2 * h)
+        m, i, j = where
+        assert_close(grads[m][i][j], numeric, abs=1e-7)
+
+
+@pytest.mark.parametrize("arm", GRADIENT_ARMS)
+def test_the_gradient_matches_fifty_digit_differences_of_the_textbook_loss(arm):
+    # The reference: the loss along q and k themselves in 50-digit decimal, differenced
+    # with h = 1e-20 (truncation ~1e-40, rounding ~1e-30), so it is exact to the float
+    # gradient's eyes.  The float gradient sums a few hundred rounded terms of relative
+    # error u = 2^-53 each; 1e-12 of the largest entry is that, with a margin of about 10.
+    d_k = 4
+    task, batch = batch_of(101, 2)
+    params = params_for(arm, 101, d_k, weight_factor=6.0 if "cap" in arm else 1.0)
+    spec = SM.ARMS[arm]
+    loss, grads = SM.loss_and_gradients(spec, params, SM.tables(spec, task, params, batch), batch)
+    rng = random.Random(arm)
+    chosen = [w for w in entries(params) if w[0] >= 2] + rng.sample(
+        [w for w in entries(params) if w[0] < 2], 12)  # every gain, and 12 weights
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        exact = to_decimal(params)
+        assert_close(loss, float(decimal_loss(arm, exact, batch)), rel=1e-14)
+        h = Decimal("1e-20")
+        top = max(abs(g) for G in grads for row in G for g in row)
+        for where in chosen:
+            numeric = (decimal_loss(arm, shifted(exact, where, h), batch)
+                       - decimal_loss(arm, shifted(exact, where, -h), batch)) / (2 * h)
+            m, i, j = where
+            assert_close(grads[m][i][j], float(numeric), abs=1e-12 * top)
+
+
+@pytest.mark.parametrize("arm", list(SM.ARMS))
+def test_every_arm_s_logits_are_its_formula_through_q_and_k_to_fifty_digits(arm):
+    d_k = 8
+    task, batch = batch_of(102, 3)
+    params = params_for(arm, 102, d_k)
+    t = SM.tables(SM.ARMS[arm], task, params)
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        exact = to_decimal(params)
+        for question in batch:
+            want = [float(s) for s in decimal_logits(arm, exact, question)]
+            row = t.S[question.ids[question.j_star]]
+            got = [row[ITEMS * a + b] for a, b in zip(question.ids, question.payloads)]
+            assert_close(got, want, rel=1e-13, abs=1e-15)
+
+
+def test_the_capped_derivative_is_sech_squared_without_overflow_or_cancellation():
+    # sech(x)^2 = 4 / (e^x + e^-x)^2 in 50 digits; the float form 4 e / (1 + e)^2,
+    # e = exp(-2|x|), is a few roundings of relative size 2^-53 away from it at every x
+    # (1 - t*t would lose all its digits for large |x|, and 1 / cosh(x)^2 would overflow)
+    with localcontext() as ctx:
+        ctx.prec = PRECISION
+        for x in (0.0, 1e-9, 0.3, -2.5, 10.0, 40.0, -300.0):
+            e = Decimal(x).exp()
+            assert_close(SM._sech2(x), float(4 / (e + 1 / e) ** 2), rel=1e-15)
+    assert SM._sech2(1e4) == 0.0 and SM._sech2(-1e4) == 0.0
+
+
+# ------------------------------------------------------------------ QK-norm: invariance
+
+def normed_logits(params, arm="qk-norm"):
+    task = make_task(100)
+    return SM.tables(SM.ARMS[arm], task, params).S
+
+
+@pytest.mark.parametrize("arm", ["qk-norm", "qk-norm-g1"])
+@pytest.mark.parametrize("a", [2.0 ** 7, 0.25, 2.0 ** -20])
+def test_qk_norm_s_logits_do_not_change_when_a_projection_is_rescaled_exactly_with_eps_0(
+        monkeypatch, arm, a):
+    # With eps = 0, s = u / (rho_q rho_k sqrt(d_k)) and rescaling W_Q by a power of two
+    # scales u by a, rho_q by a, every product and sum exactly: the floats agree bit for bit.
+    monkeypatch.setattr(SM, "EPS_NORM", 0.0)
+    params = params_for(arm, 100, 16)
+    before = normed_logits(params, arm)
+    for side in (0, 1):
+        scaled = list(params)
+        scaled[side] = [[a * w for w in row] for row in params[side]]
+        assert normed_logits(tuple(scaled), arm) == before
+
+
+@pytest.mark.parametrize("a", [Fraction(3), Fraction(1, 10), Fraction(7, 3)])
+def test_with_eps_0_the_squared_logit_is_exactly_invariant_for_any_rational_factor(a):
+    # s^2 = u^2 / (n_q n_k d_k) is rational in the weights: Fractions make the algebra of
+    # the invariance exact for any factor a, not only powers of two.
+    rng = random.Random(5)
+    d_k = 6
+    x_q, x = ([Fraction(rng.randint(-9, 9), 7) for _ in range(4)] for _ in range(2))
+    W_Q, W_K = ([[Fraction(rng.randint(-9, 9), 5) for _ in range(d_k)] for _ in range(4)]
+                for _ in range(2))
+    g = [Fraction(rng.randint(1, 9), 4) for _ in range(d_k)]
+
+    def s_squared(W_Q, W_K):
+        q = [sum(x_q[r] * W_Q[r][i] for r in range(4)) for i in range(d_k)]
+        k = [sum(x[r] * W_K[r][i] for r in range(4)) for i in range(d_k)]
+        u = sum(gi * gi * a_i * b_i for gi, a_i, b_i in zip(g, q, k))
+        return u * u / (sum(v * v for v in q) / d_k * sum(v * v for v in k) / d_k * d_k)
+    before = s_squared(W_Q, W_K)
+    assert s_squared([[a * w for w in row] for row in W_Q], W_K) == before
+    assert s_squared(W_Q, [[a * w for w in row] for row in W_K]) == before
+
+
+def rescaling_bound(s, n_q, a, eps):
+    """|s(a W_Q) - s(W_Q)| <= |s| eps |1 - 1/a^2| / n_q (docs/stability.md derives it),
+    plus the rounding of two float evaluations of s: 64 ulps of |s|."""
+    return abs(s) * eps * abs(1 - 1 / (a * a)) / n_q + 64 * math.ulp(abs(s)) + 1e-300
+
+
+@pytest.mark.parametrize("arm", ["qk-norm", "qk-norm-g1"])
+@pytest.mark.parametrize("a", [1e3, 3.0, 0.5, 1e-2, 1e-3])
+def test_with_eps_1e_6_the_logits_move_by_at_most_the_derived_bound(arm, a):
+    params = params_for(arm, 100, 16)
+    task = make_task(100)
+    before = normed_logits(params, arm)
+    scaled = (params[0] and [[a * w for w in row] for row in params[0]],) + tuple(params[1:])
+    after = normed_logits(scaled, arm)
+    q = matmul(task.queries, params[0])
+    moved = 0
+    for row_before, row_after, q_a in zip(before, after, q):
+        n_q = math.fsum(v * v for v in q_a) / len(q_a)
+        for s, s_a in zip(row_before, row_after):
+            assert abs(s_a - s) <= rescaling_bound(s, n_q, a, SM.EPS_NORM), (s, s_a, n_q)
+            moved += s_a != s
+    assert moved  # eps = 1e-6 does move them: the bound is not vacuous
+
+
+# ------------------------------------------------------------------ the bounds
+
+@pytest.mark.parametrize("factor", [1.0, 30.0, 1e6])
+def test_the_capped_logits_stay_within_the_cap(factor):
+    for arm in ("cap-50", "cap-10"):
+        C = SM.ARMS[arm].cap
+        S = SM.tables(SM.ARMS[arm], make_task(100), params_for(arm, 100, 64, factor)).S
+        assert max(abs(s) for row in S for s in row) <= C
+    assert SM._capped(50.0, 1e300) == 50.0 and SM._capped(10.0, -1e300) == -10.0
+
+
+@pytest.mark.parametrize("factor", [1e-3, 1.0, 30.0, 1e6])
+def test_with_gains_fixed_at_1_the_normed_logits_stay_within_sqrt_d_k(factor):
+    # |RMSNorm(q)| = sqrt(d_k) sqrt(n_q / (n_q + eps)), n_q = mean(q^2), so by
+    # Cauchy-Schwarz |s| <= sqrt(d_k) sqrt(n_q / (n_q + eps)) sqrt(n_k / (n_k + eps)) <
+    # sqrt(d_k).  In floats the margin eps / (2 n) below sqrt(d_k) covers the rounding
+    # (a few units of 2^-53) unless n > 1e8; beyond, 16 units of rounding are allowed
+    # above the sharper bound.  The key equal to the query comes closest to it.
+    for d_k in (4, 16, 64):
+        task = make_task(100)
+        task.keys[0][0] = task.queries[0]
+        W_Q, W_K = params_for("qk-norm-g1", 100, d_k, factor)
+        for W_K in (W_K, W_Q):  # then W_K = W_Q: query 0 and key token 0 align
+            S = SM.tables(SM.ARMS["qk-norm-g1"], task, (W_Q, W_K)).S
+            n_q = [math.fsum(v * v for v in q) / d_k for q in matmul(task.queries, W_Q)]
+            tokens = [x for row in task.keys for x in row]
+            n_k = [math.fsum(v * v for v in k) / d_k for k in matmul(tokens, W_K)]
+            eps = SM.EPS_NORM
+            for row, a in zip(S, n_q):
+                for s, b in zip(row, n_k):
+                    sharp = math.sqrt(d_k) * math.sqrt(a / (a + eps) * b / (b + eps))
+                    assert abs(s) <= sharp * (1 + 16 * 2.0 ** -53), (s, sharp)
+                    if max(a, b) < 1e8:
+                        assert abs(s) <= math.sqrt(d_k)
+        if factor >= 1.0:
+            assert S[0][0] > math.sqrt(d_k) * (1 - 1e-4)  # the bound is all but reached
+
+
+# ------------------------------------------------------------------ the routes
+
+@pytest.mark.parametrize("arm", list(SM.ARMS))
+def test_a_batch_s_logits_are_the_full_table_s_entries_bit_for_bit(arm):
+    task, batch = batch_of(103, 16)
+    params = params_for(arm, 103, 16)
+    spec = SM.ARMS[arm]
+    full, part = SM.tables(spec, task, params), SM.tables(spec, task, params, batch)
+    for question in batch:
+        a = question.ids[question.j_star]
+        for j in (ITEMS * i + b for i, b in zip(question.ids, question.payloads)):
+            assert (part.raw[a][j], part.S[a][j]) == (full.raw[a][j], full.S[a][j])
+
+
+def test_the_scaled_arms_keep_learning_model_s_raw_logits():
+    task = make_task(100)
+    params = initial_weights(100, 16)
+    want = logit_table(task, logit_matrix_transposed(params))
+    for arm in ("1/sqrt(d_k)", "1/d_k", "1", "cap-50"):
+        assert SM.tables(SM.ARMS[arm], task, params).raw == want
+
+
+@pytest.mark.parametrize("scale, optimizer, lr", [("1/sqrt(d_k)", "adam", 2.0 ** -3),
+                                                  ("1/d_k", "sgd", 4.0)])
+def test_a_scaled_arm_trains_exactly_as_learning_model_does(scale, optimizer, lr):
+    # learning_model.train runs the same batches and steps; its final weights, evaluated
+    # here, give this run's final held-out loss, accuracy and entropy bit for bit
+    steps = 30
+    run = SM.train(scale, 16, 100, optimizer, lr, steps=steps)
+    theirs = train(100, 16, scale=scale, optimizer=optimizer, lr=lr, max_steps=steps,
+                   stop_at_target=False)
+    spec = SM.ARMS[scale]
+    assert run.final == SM.evaluate(spec, make_task(100), SM.tables(spec, make_task(100),
+                                                                    theirs.final))
+
+
+def test_the_learned_gains_start_at_1_and_change_under_training():
+    params = SM.initial_params(SM.ARMS["qk-norm"], 100, 16)
+    assert params[2:] == ([[1.0] * 16], [[1.0] * 16])
+    run = SM.train("qk-norm", 16, 100, "adam", 2.0 ** -2, steps=20)
+    assert run.largest_gain > 1.0 and SM.train("qk-norm-g1", 16, 100, "adam", 2.0 ** -2,
+                                               steps=2).largest_gain is None
+
+
+def test_a_run_that_leaves_the_bound_stops_and_is_flagged_non_finite():
+    run = SM.train("1", 16, 100, "sgd", 2.0 ** 80, steps=5)
+    assert run.non_finite and run.final is None and run.collapsed
+    assert len(run.largest) < 5 and run.losses == [run.initial.loss]
+
+
+def test_accuracy_needs_the_named_key_alone_at_the_top():
+    spec = SM.ARMS["cap-10"]  # huge logits: many keys tie at the cap
+    task = make_task(100)
+    t = SM.tables(spec, task, params_for("cap-10", 100, 16, 1e4))
+    ties = sum(1 for q in task.held_out
+               if [t.S[q.ids[q.j_star]][ITEMS * a + b] for a, b in zip(q.ids, q.payloads)
+                   ].count(10.0) > 1)
+    assert ties > 0 and SM.evaluate(spec, task, t).accuracy <= 1 - ties / len(task.held_out)
+
+
+# ------------------------------------------------------------------ the records
+
+def committed_lines(name="stability.json"):
+    with open(ST.RECORDS[name], encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def run_line(record):
+    return "  " + json.dumps(record, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("arm, octave", [("1/sqrt(d_k)", -3), ("cap-50", 1)])
+def test_a_committed_run_is_regenerated_byte_for_byte(arm, octave):
+    lines = committed_lines()
+    line = run_line(SS.record(SS.Spec("adam", arm, 16, 100, octave)))
+    assert line in lines or line + "," in lines
+
+
+def test_the_records_are_written_one_run_per_line_and_read_back_unchanged():
+    records = SS.load(ST.RECORDS["stability.json"])
+    assert SS.dumps(records).splitlines() == committed_lines()
+
+
+@pytest.mark.slow
+def test_a_small_plan_gives_the_same_bytes_with_any_jobs_and_the_committed_lines(tmp_path):
+    paths = [tmp_path / f"jobs{n}.json" for n in (1, 2)]
+    for n, path in zip((1, 2), paths):
+        assert ST.main(["--seeds", "1", "--rates", "-1", "0", "--jobs", str(n),
+                        "--json", str(path)]) == 0
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    committed = set(line.rstrip(",") for line in committed_lines())
+    small = json.loads(paths[0].read_text())["runs"]
+    assert len(small) == 8 and all(run_line(r) in committed for r in small)
+
+
+def test_run_all_keeps_the_planned_order_with_a_pool():
+    items = [9.0, 1.0, 4.0, 16.0]
+    assert SS.run_all(math.sqrt, items, jobs=2, weights=[1, 3, 2, 4]) == [3.0, 1.0, 2.0, 4.0]
+    assert SS.run_all(math.sqrt, items, jobs=1) == [3.0, 1.0, 2.0, 4.0]
+
+
+# ------------------------------------------------------------------ the command line
+
+@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "11"], ["--dk", "0"],
+                                  ["--rates", "2", "1"], ["--rates", "-21", "0"],
+                                  ["--arms", "qk"], ["--jobs", "0"],
+                                  ["--optimizer", "rmsprop"], ["--publish", "--dk", "16"],
+                                  ["--publish", "--arms", "cap-50"],
+                                  ["--publish", "--arms", "all", "--optimizer", "sgd"]],
+                         ids=["no seeds", "too many seeds", "d_k 0", "rates reversed",
+                              "rate too low", "arm name", "no jobs", "optimizer",
+                              "publish at another d_k", "publish one arm", "publish sgd all"])
+def test_the_command_line_rejects_bad_options_with_one_message(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        ST.main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+
+
+def test_an_output_path_is_checked_before_any_run(tmp_path, monkeypatch, capsys):
+    def no_runs(*args, **kwargs):
+        raise AssertionError("the sweep started")
+    monkeypatch.setattr(ST, "measure", no_runs)
+    for path in (tmp_path / "missing" / "x.json", tmp_path):
+        with pytest.raises(SystemExit) as exit_info:
+            ST.main(["--json", str(path)])
+        assert exit_info.value.code == 2 and "--json: cannot write" in capsys.readouterr().err
+
+
+def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(monkeypatch, capsys):
+    def stopped(*args, **kwargs):
+        raise SS.Stopped(5, 132)
+    monkeypatch.setattr(ST, "measure", stopped)
+    assert ST.main([]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "stability.py: stopped by Ctrl-C after 5 of 132 runs; nothing written")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_pool_of_workers_with_one_line(tmp_path):
+    import signal
+    import time
+    process = subprocess.Popen([sys.executable, "experiments/stability.py", "--jobs", "2",
+                                "--json", str(tmp_path / "x.json")], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and out == ""
+    assert err.splitlines()[-1].startswith("stability.py: stopped by Ctrl-C after ")
+    assert "Traceback" not in err and not (tmp_path / "x.json").exists()
+
+
+# ------------------------------------------------------------------ the statistics, by hand
+
+def runs_of(losses, collapsed=None, initial=2.0):
+    """Records of one seed at octaves 0, 1, ...: final losses (None: non-finite)."""
+    collapsed = collapsed or [False] * len(losses)
+    return [{"octave": k, "final_loss": l, "initial_loss": initial, "collapsed": c}
+            for k, (l, c) in enumerate(zip(losses, collapsed))]
+
+
+def test_the_best_rate_is_the_lowest_loss_and_a_tie_goes_to_the_smaller_rate():
+    assert SS.seed_statistics(runs_of([0.3, 0.2, 0.2, 0.5])).best == 1
+    assert SS.seed_statistics(runs_of([None, 0.4, 0.3])).best == 2  # non-finite: not best
+
+
+def test_the_edge_is_where_every_higher_rate_collapsed():
+    c = [False, True, False, True, True]
+    assert SS.seed_statistics(runs_of([0.1] * 5, c)).edge == 3  # 1 collapsed, 2 did not
+    assert SS.seed_statistics(runs_of([0.1] * 3, [True] * 3)).edge == 0
+    assert SS.seed_statistics(runs_of([0.1] * 3, [True, True, False])).edge is None
+
+
+def test_the_band_is_the_unbroken_run_within_a_tenth_of_a_nat_and_says_if_it_is_cut():
+    s = SS.seed_statistics(runs_of([0.9, 0.3, 0.2, 0.3, 0.31, 0.2999]))
+    assert (s.band, s.band_censored) == (2, False)  # 0.31 breaks it: 0.11 above the best
+    s = SS.seed_statistics(runs_of([0.25, 0.2, 0.3, 0.2, 0.9]))
+    assert (s.band, s.band_censored) == (3, True)  # reaches the lowest rate
+    s = SS.seed_statistics(runs_of([0.9, 0.2, 0.9]))
+    assert (s.band, s.band_censored) == (0, False)
+
+
+def test_lr_sensitivity_clips_at_l_0_and_takes_its_minimum_over_the_window():
+    runs = runs_of([0.5, 0.25, 3.0, None])  # l_0 = 2: 3.0 and the non-finite count 2
+    s = SS.seed_statistics(runs, (None, (0, 1), (2, 3)))
+    assert s.lr_sensitivity[0] == (0.25 + 0.0 + 1.75 + 1.75) / 4
+    assert s.lr_sensitivity[1] == 0.25 / 2  # l* = 0.25 inside the window
+    # every run of the window above l_0: l* = 3.0 (the paper's minimum, not clipped), and
+    # both count 2, so the formula taken literally gives 2 - 3; no window of the records is so
+    assert s.lr_sensitivity[2] == -1.0
+    assert SS.seed_statistics(runs_of([None, None]), (None,)).lr_sensitivity == (None,)
+
+
+def test_over_the_seeds_a_beyond_the_grid_edge_ranks_above_every_rate():
+    stats = {seed: SS.SeedStatistics(0, edge, 2, False, (0.5,))
+             for seed, edge in zip(range(5), [1, 2, None, None, None])}
+    summary = SS.summaries(stats)
+    assert summary["edge"].median is None and summary["edge"].low == 1
+    assert summary["edge_above_best"].misses == 3 and summary["censored"] == 0
+    assert summary["best"].median == 0 and summary["lr_sensitivity"][0].median == 0.5
+
+
+def test_paired_counts_and_offsets_compare_seed_by_seed():
+    def stats(edges, bands, lrs):
+        return {seed: SS.SeedStatistics(0, e, b, False, (l,))
+                for seed, e, b, l in zip(range(100, 105), edges, bands, lrs)}
+    reference = stats([1, 1, None, 2, None], [3, 3, 3, 3, 3], [0.5, 0.5, 0.5, 0.5, 0.5])
+    other = stats([2, 1, 3, None, None], [4, 2, 3, 3, 3], [0.4, 0.4, 0.6, 0.5, 0.3])
+    edge = SS.paired_counts(reference, other, "edge")
+    assert (edge["higher"], edge["lower"], edge["tied"], edge["both beyond"]) == (2, 1, 1, 1)
+    assert edge["p"] == 1.0
+    band = SS.paired_counts(reference, other, "band")
+    assert (band["higher"], band["lower"], band["tied"]) == (1, 1, 3)
+    lr = SS.paired_counts(reference, other, "lr", 0)
+    assert (lr["higher"], lr["lower"], lr["tied"]) == (1, 3, 1)
+    assert SS.edge_offsets(reference, other) == [1, 0, None, None, None]
+
+
+def test_by_seed_groups_the_runs_of_each_arm_d_k_and_seed():
+    runs = [dict(r, optimizer="adam", arm=arm, d_k=16, seed=seed)
+            for arm in ("1/sqrt(d_k)", "1/d_k") for seed in (100, 101)
+            for r in runs_of([0.5, 0.2, 3.0], [False, False, True])]
+    grouped = SS.by_seed(runs)
+    assert list(grouped) == [("adam", "1/sqrt(d_k)", 16), ("adam", "1/d_k", 16)]
+    assert list(grouped["adam", "1/d_k", 16]) == [100, 101]
+    assert grouped["adam", "1/d_k", 16][101].edge == 2
+
+
+def test_the_plans_and_the_paper_s_window_on_each_grid():
+    assert [len(SS.specs(p)) for p in SS.PUBLISHED.values()] == [1560, 1170, 1560]
+    assert SS.paper_window(SS.PUBLISHED["stability_sgd.json"]) is None
+    assert SS.paper_window(SS.Plan("adam", ("1",), (16,), (100,), 0, 3)) is None  # 1 to 8
+    assert SS.paper_window(SS.Plan("adam", ("1",), (16,), (100,), -12, -1)) == (-11, -2)
+    assert SS.octaves(SS.PUBLISHED["stability_sgd.json"]) == list(range(-2, 11))
+    assert SS.specs(SS.Plan("sgd", ("1/d_k",), (16,), (100, 101), 0, 1)) == [
+        SS.Spec("sgd", "1/d_k", 16, seed, k) for seed in (100, 101) for k in (0, 1)]
