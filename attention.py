@@ -509,7 +509,7 @@ def _hide(M, bias, is_causal: bool, n: int, m: int) -> Matrix:
 def _mask(fn, mask, Q, K, names) -> List[List[bool]]:
     """The mask as a new n x m list of bools (True: query i may attend to key
     j)."""
-    M = [list(as_list(fn, row, f"mask[{i}]"))
+    M = [as_list(fn, row, f"mask[{i}]")
          for i, row in enumerate(as_list(fn, mask, "mask"))]
     _one_row_per_query(fn, M, "mask", Q, names[0])
     _one_column_per_key(fn, M, "mask", K, names[1])

@@ -32,7 +32,10 @@ Public API (`__all__`):
 The input policy, public too (`__all__`): the one set of checks with which
 attention.py, stats.py and the programs validate what their callers pass.  Each
 takes the name of the function the caller called (fn) and of the argument
-(what), for its message, and returns new lists: the caller's are never mutated.
+(what), and its message starts with fn ("softmax: x[2] is nan; ...").  A bad fn,
+what or option is refused in the policy function's own name ("as_int: fn must
+be a str naming the function called, not None").  Each returns new lists: the
+caller's are never mutated.
 
 Input policy (`__all__`):
 
@@ -46,12 +49,12 @@ Input policy (`__all__`):
 >>> [round(p, 4) for p in softmax([1.0, 0.0])]
 [0.7311, 0.2689]
 
-Exceptions: ValueError for a wrong value (an empty input, +inf or NaN, every
-logit -inf, lengths that differ, a state that no logits can produce); TypeError
-for the wrong kind of thing (a string, None, a bool where a number belongs);
-each names the function called, the argument and the entry.  Arguments are
-never mutated; a NumPy array is read through .tolist(), a NumPy scalar through
-float() or operator.index.
+Exceptions: ValueError for a wrong value (an empty input, +inf or NaN, an
+entry beyond its limit, every logit -inf, lengths that differ, a state that no
+logits can produce); TypeError for the wrong kind of thing (a string, None, a
+bool where a number belongs); each names the function called, the argument and
+the entry.  Arguments are never mutated; a NumPy array is read through
+.tolist(), a NumPy scalar through float() or operator.index.
 """
 
 import math  # exp, log, log1p, fsum, inf
@@ -174,7 +177,7 @@ def log_softmax(x: Sequence[float]) -> Vector:
     >>> f"{lp[0]:.6e}", round(lp[1], 6)
     ('-3.033664e-43', -99.0)
     """
-    x = in_log_range("log_softmax", as_logits("log_softmax", x))
+    x = in_log_range("log_softmax", x)
     m, log_denominator = _log_normaliser(x)
     return [(v - m) - log_denominator for v in x]
 
@@ -269,35 +272,38 @@ def online_logsumexp(state: Normalizer) -> float:
 
 
 # ------------------------------------------------------------ the input policy
-# One home for the checks of softmax.py, attention.py, stats.py and the programs.  A vector
-# is a non-empty list of real numbers that are not bools, finite (or -inf where
-# a mask allows it) and at most LIMIT = 2^200 (about 1.6e60) in size; a matrix
-# is a non-empty rectangle of such rows; a size is an int; a flag is a
-# bool.  The limit keeps every result finite: a sum of products of up to four
-# such numbers, as long as any list that fits in memory, stays far below the
-# float range (2^1024, about 1.8e308).  Input beyond it is refused, never
-# rescued.  Only softmax and its logarithms take any finite logit (the
-# max-shift keeps them in range).  Each check returns new lists: no core sees,
-# or mutates, the caller's objects.  Entries are converted to float before any
-# arithmetic, so NumPy scalars raise no warnings.
+# One home for the checks of softmax.py, attention.py, stats.py and the
+# programs.  A vector is a non-empty list of real numbers that are not bools,
+# finite (or -inf where a mask allows it) and at most LIMIT = 2^200 (about
+# 1.6e60) in size; a matrix is a non-empty rectangle of such rows; a size is an
+# int; a flag is a bool.  The limit keeps every result finite: a sum of
+# products of up to four such numbers, as long as any list that fits in
+# memory, stays far below the float range (2^1024, about 1.8e308).  Input
+# beyond it is refused, never rescued.  Only softmax and its logarithms take
+# any finite logit (the max-shift keeps them in range).  Each check returns new
+# lists: no core sees, or mutates, the caller's objects.  Entries are converted
+# to float before any arithmetic, so NumPy scalars raise no warnings.
+#
+# A message names fn, the function the caller called: "softmax: x[2] is nan;
+# ...".  A policy function called with a bad fn, what or option (masked,
+# limit, minimum, maximum) is itself misused: that message names it, "as_int:
+# fn must be a str ...".  Each public policy function checks its own options
+# once, then calls a private core that trusts them (as_matrix checks a row
+# with _vector, not as_vector).
 
 LIMIT = 2.0 ** 200  # the largest entry admitted, unless a function says so
 _LARGEST = sys.float_info.max  # the largest float: softmax's limit on a logit
 
 
-def as_list(fn: str, x, what: str) -> Sequence:
-    """Return x, or x.tolist() for a NumPy array, if it is a non-empty sequence
-    (not a str); its entries are not checked.
+def as_list(fn: str, x, what: str) -> list:
+    """Return x as a new list (x.tolist() for a NumPy array), if it is a
+    non-empty sequence and not a str; its entries are not checked.
 
     >>> as_list("f", (1, 2), "x")
-    (1, 2)
+    [1, 2]
     """
-    x = x.tolist() if hasattr(x, "tolist") else x
-    if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-        raise TypeError(f"{fn}: {what} must be a list, not {type(x).__name__}")
-    if not x:
-        raise ValueError(f"{fn}: {what} is empty; it needs at least one entry")
-    return x
+    _names("as_list", fn, what)
+    return _list(fn, x, what)
 
 
 def as_vector(fn: str, x, what: str = "x", masked: bool = False,
@@ -309,11 +315,9 @@ def as_vector(fn: str, x, what: str = "x", masked: bool = False,
     >>> as_vector("f", (1, 2.5)), as_vector("f", [0.0, -math.inf], masked=True)
     ([1.0, 2.5], [0.0, -inf])
     """
-    x = as_list(fn, x, what)
-    if set(map(type, x)) == {float} and sum(map(abs, x)) <= limit:  # NaN fails
-        return list(x)  # the fast path: every entry a float within the limit
-    return [as_real(fn, v, f"{what}[{i}]", masked, limit)
-            for i, v in enumerate(x)]
+    _names("as_vector", fn, what)
+    _flag("as_vector", masked, "masked")
+    return _vector(fn, x, what, masked, _limit("as_vector", limit))
 
 
 def as_matrix(fn: str, A, what: str, masked: bool = False) -> Matrix:
@@ -323,8 +327,11 @@ def as_matrix(fn: str, A, what: str, masked: bool = False) -> Matrix:
     >>> as_matrix("f", [[1, 2], [3, 4]], "A")
     [[1.0, 2.0], [3.0, 4.0]]
     """
-    rows = as_list(fn, A, what)
-    A = [as_vector(fn, row, f"{what}[{i}]", masked)
+    _names("as_matrix", fn, what)
+    _flag("as_matrix", masked, "masked")
+    rows = _list(fn, A, what)
+    _each_a_row(fn, rows, what)
+    A = [_vector(fn, row, f"{what}[{i}]", masked, LIMIT)
          for i, row in enumerate(rows)]
     return _rectangular(fn, A, what)
 
@@ -337,35 +344,29 @@ def as_real(fn: str, value, what: str, masked: bool = False,
     >>> as_real("f", 1, "scale"), as_real("f", float("-inf"), "x", masked=True)
     (1.0, -inf)
     """
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{fn}: {what} is {shown(value)}, not a real number")
-    try:
-        x = float(value)  # float32 too, exactly, and with no NumPy arithmetic
-    except OverflowError:  # an int or a Fraction beyond the float range
-        x = math.inf
-    if not (abs(x) <= limit or masked and x == -math.inf):  # NaN fails both
-        raise ValueError(
-            f"{fn}: {what} is {shown(value)}; {_rule(masked, limit)}")
-    return x
+    _names("as_real", fn, what)
+    _flag("as_real", masked, "masked")
+    return _real(fn, value, what, masked, _limit("as_real", limit))
 
 
 def as_int(fn: str, value, what: str, minimum: int = 1,
            maximum: Optional[int] = None) -> int:
     """Return value as an int (any integral type, NumPy's too, but not a bool)
-    within [minimum, maximum].
+    within [minimum, maximum] (no upper bound if maximum is None).
 
-    >>> as_int("f", 3, "d_k")
-    3
+    >>> as_int("f", 3, "d_k"), as_int("f", -2, "seed", minimum=-5, maximum=5)
+    (3, -2)
     """
-    try:
-        number = None if isinstance(value, bool) else operator.index(value)
-    except TypeError:  # no __index__, or one that refuses (an array of floats)
-        number = None
+    _names("as_int", fn, what)
+    minimum, maximum = _int_range("as_int", minimum, maximum)
+    number = _integral(value)
     if number is None:
         raise TypeError(f"{fn}: {what} must be an int, not {shown(value)}")
-    if number < minimum or maximum is not None and number > maximum:
-        at_most = "" if maximum is None else f" and at most {maximum}"
-        raise ValueError(f"{fn}: {what} must be at least {minimum}{at_most}, "
+    if number < minimum:
+        raise ValueError(f"{fn}: {what} must be at least {_bound(minimum)}, "
+                         f"not {shown(number)}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{fn}: {what} must be at most {_bound(maximum)}, "
                          f"not {shown(number)}")
     return number
 
@@ -377,10 +378,8 @@ def as_flag(fn: str, value, what: str) -> bool:
     >>> as_flag("f", True, "is_causal")
     True
     """
-    if not isinstance(value, bool):
-        raise TypeError(
-            f"{fn}: {what} must be True or False, not {shown(value)}")
-    return value
+    _names("as_flag", fn, what)
+    return _flag(fn, value, what)
 
 
 def as_logits(fn: str, x, what: str = "x") -> Vector:
@@ -390,7 +389,8 @@ def as_logits(fn: str, x, what: str = "x") -> Vector:
     >>> as_logits("f", [1e300, -math.inf])
     [1e+300, -inf]
     """
-    x = as_vector(fn, x, what, masked=True, limit=_LARGEST)
+    _names("as_logits", fn, what)
+    x = _vector(fn, x, what, True, _LARGEST)
     if max(x) == -math.inf:
         raise ValueError(
             f"{fn}: {what} is -inf everywhere; at least one logit must be "
@@ -405,7 +405,8 @@ def as_probabilities(fn: str, p, what: str = "p") -> Vector:
     >>> as_probabilities("f", [0.25, 0.75])
     [0.25, 0.75]
     """
-    p = as_vector(fn, p, what)
+    _names("as_probabilities", fn, what)
+    p = _vector(fn, p, what, False, LIMIT)
     if min(p) < 0.0:
         i = p.index(min(p))
         raise ValueError(
@@ -418,13 +419,15 @@ def as_probabilities(fn: str, p, what: str = "p") -> Vector:
     return p
 
 
-def in_log_range(fn: str, x: Vector, what: str = "x") -> Vector:
-    """Return x, checked logits, if every finite x_i lies less than the largest
-    float below the max m: then x_i - m, and log p_i, are floats.
+def in_log_range(fn: str, x, what: str = "x") -> Vector:
+    """Return x as as_logits does, if every finite x_i lies less than the
+    largest float below the max m: then x_i - m, and log p_i, are floats.
 
-    >>> in_log_range("f", [8e307, -8e307])
-    [8e+307, -8e+307]
+    >>> in_log_range("f", [8e307, -8e307, -math.inf])
+    [8e+307, -8e+307, -inf]
     """
+    _names("in_log_range", fn, what)
+    x = as_logits(fn, x, what)
     m, low = max(x), min(v for v in x if v > -math.inf)
     if m - low == math.inf:
         i, k = x.index(low), x.index(m)
@@ -438,7 +441,8 @@ def in_log_range(fn: str, x: Vector, what: str = "x") -> Vector:
 def shown(value) -> str:
     """Return value as an error message shows it: its repr, cut to 60
     characters; an int beyond 2^133 (40 digits) by its number of digits
-    (Python refuses to print one of more than 4,300).
+    (Python refuses to print one of more than 4,300); a value whose repr fails
+    by its type.
 
     >>> shown(10 ** 5000)
     'an int of 5001 digits'
@@ -449,15 +453,97 @@ def shown(value) -> str:
         return f"an int of {Decimal(value).adjusted() + 1} digits"
     try:
         text = repr(value)
-    except ValueError:  # a Fraction with an int too long to print
-        return f"a {type(value).__name__} too long to print"
+    except Exception:  # a Fraction too long to print, nesting too deep, ...
+        return f"a {type(value).__name__} that cannot be printed"
     return text if len(text) <= 60 else text[:56] + " ..."
 
 
-def _rule(masked: bool, limit: float) -> str:
-    """The rule an entry broke: finite (-inf too if masked), within limit."""
-    rule = "it must be finite or -inf" if masked else "it must be finite"
-    return rule if limit == _LARGEST else f"{rule}, |x| <= {limit:.3g}"
+# The cores of the policy: they trust fn, what and the options.
+
+def _list(fn: str, x, what: str) -> list:
+    """x, or x.tolist(), as a new list, if it is a non-empty sequence."""
+    x = x.tolist() if hasattr(x, "tolist") else x
+    if not _is_sequence(x):
+        raise TypeError(f"{fn}: {what} must be a list, not {type(x).__name__}")
+    if not x:
+        raise ValueError(f"{fn}: {what} is empty; it needs at least one entry")
+    return list(x)
+
+
+def _is_sequence(x) -> bool:
+    """A list, a tuple or a NumPy array (tolist()), not a str."""
+    return hasattr(x, "tolist") or (isinstance(x, Sequence)
+                                    and not isinstance(x, (str, bytes)))
+
+
+def _vector(fn: str, x, what: str, masked: bool, limit: float) -> Vector:
+    """as_vector, its options trusted."""
+    x = _list(fn, x, what)
+    if set(map(type, x)) == {float} and sum(map(abs, x)) <= limit:  # NaN fails
+        return x  # the fast path: every entry a float within the limit
+    return [_real(fn, v, f"{what}[{i}]", masked, limit)
+            for i, v in enumerate(x)]
+
+
+def _real(fn: str, value, what: str, masked: bool, limit: float) -> float:
+    """as_real, its options trusted: one rule, one `if`, one message."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{fn}: {what} is {shown(value)}, not a real number")
+    try:
+        x = float(value)  # float32 too, exactly, and with no NumPy arithmetic
+    except OverflowError:  # a finite int or Fraction too large for a float
+        raise ValueError(
+            f"{fn}: {what} is {shown(value)}; {_within(limit)}") from None
+    if not (math.isfinite(x) or masked and x == -math.inf):  # NaN, +-inf
+        rule = "finite or -inf" if masked else "finite"
+        raise ValueError(f"{fn}: {what} is {shown(value)}; it must be {rule}")
+    if abs(x) > limit and x > -math.inf:  # -inf here is a mask
+        raise ValueError(f"{fn}: {what} is {shown(value)}; {_within(limit)}")
+    return x
+
+
+def _flag(fn: str, value, what: str) -> bool:
+    """as_flag, its names trusted."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{fn}: {what} must be True or False, not {shown(value)}")
+    return value
+
+
+def _integral(value) -> Optional[int]:
+    """value as an int if it has an integral type (not bool), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:  # no __index__, or one that refuses (an array of floats)
+        return None
+
+
+def _within(limit: float) -> str:
+    """The rule of an entry's size, and why: the float range, or LIMIT."""
+    if limit == _LARGEST:
+        return "it must be at most the largest float (about 1.8e+308) in size"
+    if limit == LIMIT:
+        return (f"it must be at most {_bound(limit)} in size, so that sums of "
+                "products stay within the float range")
+    return f"it must be at most {_bound(limit)} in size"
+
+
+def _bound(b) -> str:
+    """A bound as a message shows it: a power of two from 2^20 (about a million)
+    on, or one less, by its exponent (2^53, -2^64, 2^64 - 1), a float's with
+    its size too (2^200 (about 1.6e+60)); any other by its repr."""
+    n = int(abs(b))
+    if n != abs(b) or n < 2 ** 20:
+        return repr(b)
+    sign = "-" if b < 0 else ""
+    size = f" (about {b:.2g})" if isinstance(b, float) else ""
+    if n & (n - 1) == 0:
+        return f"{sign}2^{n.bit_length() - 1}{size}"
+    if n & (n + 1) == 0 and not sign:
+        return f"2^{n.bit_length()} - 1{size}"
+    return repr(b)
 
 
 def _rectangular(fn: str, A: Matrix, what: str) -> Matrix:
@@ -465,11 +551,66 @@ def _rectangular(fn: str, A: Matrix, what: str) -> Matrix:
     for i, row in enumerate(A):
         if len(row) != len(A[0]):
             raise ValueError(
-                f"{fn}: {what}[{i}] has {len(row)} entries but {what}[0] has "
-                f"{len(A[0])}; the rows of {what} must all have the same "
-                "length")
+                f"{fn}: {what}[{i}] has length {len(row)} but {what}[0] has "
+                f"length {len(A[0])}; the rows of {what} must all have the "
+                "same length")
     return A
 
+
+def _each_a_row(fn: str, rows: list, what: str) -> None:
+    """Every entry of a matrix is a row: [1.0, 2.0] is a vector, [[1.0, 2.0]]
+    the matrix of one row."""
+    for i, row in enumerate(rows):
+        if not _is_sequence(row):
+            raise TypeError(
+                f"{fn}: {what}[{i}] is {shown(row)}, not a row; a matrix is a "
+                "list of rows, so one row r is written [r]")
+
+
+# The policy's own arguments, each refused in the name of the policy function.
+
+def _names(policy: str, fn, what) -> None:
+    """fn, the function called, and what, the argument: non-empty strs."""
+    for name, value, role in (("fn", fn, "the function called"),
+                              ("what", what, "the argument checked")):
+        if not isinstance(value, str):
+            raise TypeError(f"{policy}: {name} must be a str naming {role}, "
+                            f"not {shown(value)}")
+        if not value:
+            raise ValueError(f"{policy}: {name} is empty; it must name {role}")
+
+
+def _limit(policy: str, limit) -> float:
+    """The limit on an entry's size, as a float: positive, at most the largest
+    float."""
+    size = _real(policy, limit, "limit", False, _LARGEST)
+    if not size > 0.0:
+        raise ValueError(
+            f"{policy}: limit is {shown(limit)}; it must be positive")
+    return size
+
+
+def _int_range(policy: str, minimum, maximum) -> Tuple[int, Optional[int]]:
+    """as_int's [minimum, maximum]: ints (maximum None: no upper bound), not
+    empty."""
+    low = _integral(minimum)
+    if low is None:
+        raise TypeError(
+            f"{policy}: minimum must be an int, not {shown(minimum)}")
+    if maximum is None:
+        return low, None
+    high = _integral(maximum)
+    if high is None:
+        raise TypeError(
+            f"{policy}: maximum must be an int or None, not {shown(maximum)}")
+    if high < low:
+        raise ValueError(
+            f"{policy}: maximum is {shown(high)}, below minimum = "
+            f"{shown(low)}; no int would pass")
+    return low, high
+
+
+# ------------------------------------------------------ softmax.py's own checks
 
 def _same_length(fn: str, p: Vector, g: Vector) -> None:
     """softmax_backward's rule: g has one entry per entry of p."""

@@ -73,9 +73,9 @@ from typing import (Dict, List, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 
 from attention import dot
-from softmax import (as_int, as_list, as_logits, as_real, as_vector,
-                     in_log_range, log_softmax, shown, softmax,
-                     softmax_backward, softmax_jacobian)
+from softmax import (as_int, as_list, as_real, as_vector, in_log_range,
+                     log_softmax, shown, softmax, softmax_backward,
+                     softmax_jacobian)
 
 __all__ = ["mean", "variance", "product_variance", "dot_product_variance",
            "scaled_variance", "SCALE_CHOICES", "scale_factor", "Moments",
@@ -222,15 +222,10 @@ def _gradient_norms(rows: Sequence[_Row], c: float) -> Tuple[Vector, Vector]:
 @functools.lru_cache(maxsize=64)  # the report asks for each (n, p) 20 times
 def _order_ranks(n: int, p: Fraction, coverage: Fraction
                  ) -> Tuple[int, int, float]:
-    """(l, u, P(l <= B <= u - 1)), B ~ Binomial(n, p): B of n draws fall below
-    the true p-quantile, so [x_(l), x_(u)] misses it below with probability
-    P(B < l) and above with P(B >= u).  l is the largest rank and u the
-    smallest with each at most e = (1 - coverage) / 2 (1 and n if none is).
-    Exact: for p = a / b, b^n P(B = k) = C(n, k) a^k (b - a)^(n - k), summed
-    from k = 0 in ints until the upper tail is within e, about n p + 2
-    sqrt(n p (1 - p)) steps; so a p above 1/2 counts from the top, where n - B
-    ~ Binomial(n, 1 - p)."""
-    if 2 * p > 1:
+    """(l, u, P(l <= B <= u - 1)) for B ~ Binomial(n, p): the interval
+    [x_(l), x_(u)] of the p-quantile, P(B < l) and P(B >= u) each at most
+    (1 - coverage) / 2, in exact ints (derivations.md section 10)."""
+    if 2 * p > 1:  # count from the nearer end: n - B ~ Binomial(n, 1 - p)
         l, u, covered = _order_ranks(n, 1 - p, coverage)
         return n + 1 - u, n + 1 - l, covered
     a, b, e = p.numerator, p.denominator, (1 - coverage) / 2
@@ -258,23 +253,9 @@ def _quantile(x: Vector, p: Fraction) -> float:
 
 
 def _top_share(ranked: Vector, t: int) -> Tuple[float, float]:
-    """(T, its standard error) for the share T = theta / mu of the sum of the
-    n ranked x_i (largest first) that the top k = ceil(n t / 100) carry:
-    theta = (1/n) sum of the top k, mu = (1/n) sum_i x_i; k < n.
-
-    The delta method: se = sqrt(mean(IF_T(x_i)^2) / n), IF the influence
-    function (a statistic's change per unit of weight moved onto a point x):
-      IF_mu = x - mu;
-      IF_theta = (x - xi) 1{x > xi} + xi s - theta, xi the threshold of the
-        top (the (1 - s)-quantile): x's own term x 1{x > xi} - theta, plus the
-        threshold's move, IF_xi = (1{x > xi} - s) / f(xi), times
-        d theta / d xi = -xi f(xi): the density f cancels;
-      IF_T = (IF_theta - T IF_mu) / mu, the quotient rule.
-    Here s = k / n and xi is the largest x_i outside the top, so that every
-    top row keeps its excess over xi (with the smallest of the top, one excess
-    would be 0: for exponential data the variance (k - 1) / k too small); each
-    IF sums to 0 over the x_i.  With theta = T mu, mu IF_T(x) = max(x - xi, 0)
-    + xi s - T x."""
+    """(T, se): the share T = theta / mu of the ranked x_i's sum that the top
+    k = ceil(n t / 100) < n carry, and its delta-method standard error, from
+    mu IF_T(x) = max(x - xi, 0) + xi s - T x (derivations.md section 10)."""
     n, k = len(ranked), -(-len(ranked) * t // 100)
     mu, theta = math.fsum(ranked) / n, math.fsum(ranked[:k]) / n
     T, xi, s = theta / mu, ranked[k], k / n
@@ -392,13 +373,14 @@ def exact_dot_product_moments(d_k: int, values: Sequence[float],
     """
     fn = "exact_dot_product_moments"
     d_k = as_int(fn, d_k, "d_k", maximum=MAX_EXACT)
-    values = _fractions(fn, values, "values")
+    values = _numbers(fn, values, "values")
     if probabilities is None:
         probabilities = [Fraction(1, len(values))] * len(values)
     else:
-        probabilities = _fractions(fn, probabilities, "probabilities")
+        probabilities = _numbers(fn, probabilities, "probabilities")
     _distribution(fn, values, probabilities)
-    return _moments(d_k, values, probabilities)
+    return _moments(d_k, [Fraction(v) for v in values],
+                    [Fraction(p) for p in probabilities])
 
 
 def correlated_dot_product_moments(d_k: int, rho: float) -> Moments:
@@ -497,16 +479,13 @@ def quantile_interval(xs: Sequence[float], p: float,
                       coverage: float = 0.95) -> Quantile:
     """Return the p-quantile of xs, linear between order statistics
     (statistics.quantiles' "inclusive" method), and its interval [x_(l), x_(u)]
-    of order statistics: B ~ Binomial(n, p) of the n draws fall below the true
-    p-quantile, so the interval misses it below with probability P(B < l) and
-    above with P(B >= u); l is the largest and u the smallest rank that keep
-    each at most (1 - coverage) / 2, and .coverage is P(l <= B <= u - 1) (less
-    than asked when n is too small).  p = 1/2 gives median_interval's interval.
-    An int or a Fraction p is exact; a float p is the decimal it prints as (0.1
-    is 1/10), so that p = i/m falls on statistics.quantiles' cut points.  The
-    binomial is summed exactly, in about n^2 min(p, 1 - p) log2(b) bit
-    operations for p = a/b: a second at n = 60000 and p = 0.1; a p of many
-    digits (0.3333333333333333) costs more than Fraction(1, 3).
+    of order statistics: l the largest and u the smallest rank with
+    P(B < l) <= (1 - coverage) / 2 and P(B >= u) <= (1 - coverage) / 2 for
+    B ~ Binomial(n, p), the count of draws below the true p-quantile;
+    .coverage is P(l <= B <= u - 1) (less than asked when n is too small).
+    Shapes: xs of length n, 0 < p < 1 -> Quantile.  An int or a Fraction p is
+    exact; a float p is the decimal it prints as (0.1 is 1/10).  The binomial
+    is summed exactly (derivations.md section 10, with its cost).
 
     >>> quantile_interval(range(1, 101), 0.9)
     Quantile(value=90.1, low=84.0, high=96.0, coverage=0.9557)
@@ -525,8 +504,11 @@ def sample_dot_products(d_k: int, n: int, *, seed: int = 0, scale: float = 1.0,
                         rho: float = 0.0) -> Vector:
     """Return n samples of scale * (q . k), q with independent N(0, 1)
     components and k_i = rho q_i + sqrt(1 - rho^2) z_i
-    (corr(q_i, k_i) = rho).  A fresh (q, k) per sample: one q against many keys
-    would correlate the samples.
+    (corr(q_i, k_i) = rho).  A fresh (q, k) per sample: one q shared by many
+    keys k_j would leave the samples q . k_j uncorrelated but not independent,
+    since their squares share |q|^2 (at rho = 0, corr((q . k_1)^2,
+    (q . k_2)^2) = 1/(d_k + 3)), and the variance's standard error would no
+    longer be sqrt((2 d_k^2 + 6 d_k) / n).
 
     >>> a = sample_dot_products(4, 2, seed=1)
     >>> [round(s, 4) for s in a], a == sample_dot_products(4, 2, seed=1)
@@ -557,7 +539,7 @@ def layer_norm(x: Sequence[float]) -> Vector:
     e = math.frexp(max(map(abs, x)))[1]  # x 2^-e is exact, its squares normal
     d = _centred([math.ldexp(v, -e) for v in x])
     sigma = math.sqrt(math.fsum(v * v for v in d) / len(d))
-    _not_constant(sigma, len(d))
+    _not_constant(sigma, x)
     return [v / sigma for v in d]
 
 
@@ -639,7 +621,7 @@ def softmax_entropy(x: Sequence[float]) -> float:
     (0.0, 0.582203)
     """
     fn = "softmax_entropy"
-    x = in_log_range(fn, as_logits(fn, x))  # log_softmax's rules, in this name
+    x = in_log_range(fn, x)  # log_softmax's rules, in this name
     return _entropy(x, softmax(x))
 
 
@@ -824,11 +806,11 @@ def report(seed: int = 0, samples: int = 1000, trials: int = TRIALS,
             saturation[d_k, name] = _saturation(rows, c)
             gradients[d_k, name] = _gradients(score, query)
             spread[d_k, name] = _spread(fn, score, query)
-    d_model, d_k, count = 32, 16, max(1, samples // 4)
-    projected = sample_projected_dot_products(d_k, count, d_model=d_model,
+    d_model, d_k = 32, 16  # as many pairs as section 1 has per d_k
+    projected = sample_projected_dot_products(d_k, samples, d_model=d_model,
                                               seed=seed)
-    projection = (d_model, d_k, math.fsum(x * x for x in projected) / count,
-                  variance_standard_error(d_k, count))
+    projection = (d_model, d_k, math.fsum(x * x for x in projected) / samples,
+                  variance_standard_error(d_k, samples))
     return Report(seed, samples, trials, keys, dks, variance, projection,
                   saturation, gradients, spread)
 
@@ -907,12 +889,14 @@ _GRADIENT_NOTE = """
    dQ can look larger unscaled even though dS has already fallen."""
 
 _SPREAD_NOTE = """
-   Unscaled, the typical (median) row's gradient vanishes as d_k grows, but
-   the mean does not: the sum gathers in ever fewer rows.  Below, over the
-   {trials} rows of each d_k: quantiles with their 95% order-statistic
-   intervals (the median's are in sections 4 and 5); the share of the summed
-   norms that the top 1% and top 10% of rows carry, in percent, and the mean,
-   each +- one standard error."""
+   Unscaled, the typical (median) row's gradient vanishes as d_k grows, and
+   the sum over the rows gathers in ever fewer of them.  The mean of
+   ||dL/dS|| falls too, more slowly, like d_k^(-1/2) from d_k = 1024 on; the
+   mean of ||dL/dQ|| does not fall, since dQ = c dS K gains a factor
+   ||k|| ~ sqrt(d_k) unscaled.  Below, over the {trials} rows of each d_k:
+   quantiles with their 95% order-statistic intervals (the median's are in
+   sections 4 and 5); the share of the summed norms that the top 1% and top
+   10% of rows carry, in percent, and the mean, each +- one standard error."""
 
 
 def _text(block: str, **values) -> List[str]:
@@ -1070,14 +1054,20 @@ def _bars(rows: Sequence[Tuple[str, float, str]], top: float,
     return lines
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Return the exit status 0 after printing format_report(report(...)) for
     the options in argv (sys.argv[1:] if None).
 
-    A bad option, or a run of more than WORK draws, exits through argparse with
-    status 2; an argv that is not a list of str is a TypeError.
+    A bad option, or a run of more than WORK draws, is one line on stderr and
+    SystemExit with status 2; Ctrl-C is one line and status 130; an argv that
+    is not a list of str is a TypeError.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python3 stats.py",
         description="The variance argument for sqrt(d_k), in numbers; the "
                     "same on Python 3.9 to 3.13.")
@@ -1092,13 +1082,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.add_argument(flag, type=kind, default=default,
                             help=f"{what} (default {default})")
     args = parser.parse_args(_argv(argv))
+    dks = _options(parser, args)
     try:
-        dks = _dk_option(args.dk)
-        _within_work(args.samples, args.trials, args.keys, dks)
         r = report(args.seed, args.samples, args.trials, args.keys, dks)
-    except (TypeError, ValueError) as error:
-        parser.error(str(error))
-    print(format_report(r), flush=True)
+        print(format_report(r), flush=True)
+    except KeyboardInterrupt:  # Ctrl-C: nothing is printed before the end
+        print("python3 stats.py: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -1153,28 +1143,44 @@ def _rho(fn: str, rho: float) -> float:
     return rho
 
 
-def _fractions(fn: str, xs, what: str) -> List[Fraction]:
-    """xs as exact Fractions, each entry named by its index when refused."""
-    return [Fraction(_number(fn, x, f"{what}[{i}]"))
+def _numbers(fn: str, xs, what: str) -> list:
+    """xs checked entry by entry as by _number (ints and Fractions kept, the
+    rest floats), each entry named by its index when refused."""
+    return [_number(fn, x, f"{what}[{i}]")
             for i, x in enumerate(as_list(fn, xs, what))]
 
 
-def _distribution(fn: str, values: List[Fraction],
-                  probabilities: List[Fraction]) -> None:
-    """One probability per value, none negative, summing to exactly 1."""
+def _distribution(fn: str, values: list, probabilities: list) -> None:
+    """One probability per value, none negative, summing to exactly 1: as the
+    caller wrote them, then exactly (0.3 + 0.7 is 1.0 only after rounding)."""
     if len(probabilities) != len(values):
         raise ValueError(
-            f"{fn}: probabilities has {len(probabilities)} entries but values "
-            f"has {len(values)}; each value needs its probability")
+            f"{fn}: probabilities has length {len(probabilities)} but values "
+            f"has length {len(values)}; each value needs its probability")
     if min(probabilities) < 0:
         i = probabilities.index(min(probabilities))
         raise ValueError(
             f"{fn}: probabilities[{i}] is {shown(probabilities[i])}; a "
             "probability cannot be negative")
-    if sum(probabilities) != 1:
+    written = _written_sum(probabilities)
+    if written != 1:
         raise ValueError(
-            f"{fn}: the probabilities sum to {sum(probabilities)}, not "
-            "exactly 1; pass Fractions such as Fraction(1, 3)")
+            f"{fn}: the probabilities sum to {shown(written)}, not 1")
+    if sum(map(Fraction, probabilities)) != 1:
+        raise ValueError(
+            f"{fn}: the probabilities sum to 1 only once rounded to a float; "
+            "a float such as 0.1 is a binary fraction near 1/10, not 1/10, "
+            "and their exact sum is not 1: pass Fractions such as "
+            "Fraction(1, 10)")
+
+
+def _written_sum(xs: list):
+    """sum(xs) as the caller's numbers give it: exact for ints and Fractions,
+    else the float nearest the exact sum (0.5 + 0.6 is 1.1, on every
+    Python)."""
+    if any(isinstance(x, float) for x in xs):
+        return float(sum(map(Fraction, xs)))
+    return sum(xs)
 
 
 def _probability(fn: str, p: float, what: str) -> None:
@@ -1204,18 +1210,23 @@ def _enough_points(xs: Vector, ddof: int) -> None:
             f"ddof={ddof}; got {len(xs)}")
 
 
-def _not_constant(sigma: float, n: int) -> None:
+def _not_constant(sigma: float, x: Vector) -> None:
     if sigma == 0.0:
         raise ValueError(
-            f"layer_norm: all {n} entries are equal; the variance is 0")
+            f"layer_norm: every entry of x is {x[0]!r}, so the variance is 0 "
+            "and (x - x_bar) / sigma is undefined")
 
 
 def _rng(fn: str, seed) -> random.Random:
     """A generator from an explicit int seed, or the random.Random given."""
     if isinstance(seed, random.Random):
         return seed
-    what = "seed (an int or a random.Random)"
-    return random.Random(as_int(fn, seed, what, minimum=-2 ** 64))
+    try:
+        seed = as_int(fn, seed, "seed", minimum=-2 ** 64)
+    except TypeError:  # neither kind: the message names both
+        raise TypeError(f"{fn}: seed must be an int or a random.Random, not "
+                        f"{shown(seed)}") from None
+    return random.Random(seed)
 
 
 def _row_arguments(fn: str, d_k: int, m: int, trials: int, seed):
@@ -1260,19 +1271,42 @@ def _argv(argv) -> Optional[List[str]]:
     return list(argv)
 
 
-def _dk_option(text: str) -> List[int]:
-    """--dk as ints: a whole number (signs included) becomes an int, to be
-    checked by report(); anything else is named here."""
-    return [int(part) if part.strip().removeprefix("-").isdecimal()
-            else as_int("--dk", part, "each d_k") for part in text.split(",")]
+def _options(parser: argparse.ArgumentParser, args) -> List[int]:
+    """The d_k of --dk, once every option is checked: a bad one is a usage
+    error that names the flag the user typed."""
+    for flag, value, least in (("--samples", args.samples, 1),
+                               ("--trials", args.trials, 2),
+                               ("--keys", args.keys, 2)):
+        if value < least:
+            parser.error(f"{flag} must be at least {least}, not {value}")
+    if not 0 <= args.seed < 2 ** 64:
+        parser.error(f"--seed must be from 0 to 2**64 - 1, not {args.seed}")
+    dks = [_dk_option(parser, part) for part in args.dk.split(",")]
+    if len(set(dks)) < len(dks):
+        parser.error(f"--dk {args.dk} repeats a d_k; give each once")
+    _within_work(parser, args.samples, args.trials, args.keys, dks)
+    return dks
 
 
-def _within_work(samples: int, trials: int, keys: int, dks: List[int]) -> None:
+def _dk_option(parser: argparse.ArgumentParser, part: str) -> int:
+    """One d_k of --dk: a whole number, at least 2 (the work bound keeps it
+    far below 2^53)."""
+    try:
+        d_k = int(part)
+    except ValueError:
+        parser.error(f"--dk: each d_k must be a whole number, not {part!r}")
+    if d_k < 2:
+        parser.error(f"--dk: each d_k must be at least 2, not {d_k}")
+    return d_k
+
+
+def _within_work(parser: argparse.ArgumentParser, samples: int, trials: int,
+                 keys: int, dks: List[int]) -> None:
     work = samples * sum(dks) + trials * keys * len(dks)
     if work > WORK:
-        raise ValueError(
-            f"these options ask for about {work:.1e} draws; keep them under "
-            f"{WORK:.0e}, about a minute")
+        parser.error(
+            f"--samples, --trials, --keys and --dk ask for about {work:.1e} "
+            f"draws; keep them under {WORK:.0e}, about a minute")
 
 
 if __name__ == "__main__":

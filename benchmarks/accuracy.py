@@ -20,6 +20,8 @@ from oracles.bounds import HOSTILE, log_softmax_error_ratios, random_logits, sof
 from oracles.exact import U, decimal_log_softmax, decimal_softmax
 from softmax import log_softmax, softmax
 
+MOST = 30000  # random vectors: about a minute (2 ms each on the project's machine)
+
 
 def worst_relative_error(computed, exact):
     """Largest |a - b| / |b| in units of U over entries with a normal, finite, non-zero b."""
@@ -30,12 +32,28 @@ def worst_relative_error(computed, exact):
     return worst
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Print the worst ratio to each bound and the worst relative error; return 0."""
+    parser = _Parser(prog="python3 benchmarks/accuracy.py", description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=200, help="random vectors (default 200)")
     args = parser.parse_args(argv)
-    vectors = HOSTILE + [random_logits(seed) for seed in range(args.vectors)]
-    print(f"{len(HOSTILE)} hostile and {args.vectors} random vectors")
+    if not 0 <= args.vectors <= MOST:
+        parser.error(f"--vectors must be from 0 to {MOST} (about a minute), not {args.vectors}")
+    try:
+        _print_errors(HOSTILE + [random_logits(seed) for seed in range(args.vectors)])
+    except KeyboardInterrupt:
+        print("python3 benchmarks/accuracy.py: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _print_errors(vectors):
+    print(f"{len(HOSTILE)} hostile and {len(vectors) - len(HOSTILE)} random vectors")
     for name, ratios, f, exact in (
             ("softmax:    ", softmax_error_ratios, softmax, decimal_softmax),
             ("log_softmax:", log_softmax_error_ratios, log_softmax, decimal_log_softmax)):
@@ -45,4 +63,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -23,6 +23,7 @@ main:      CPU time of `python3 stats.py` at its defaults (user + sys of the chi
 learning:  CPU time of `python3 experiments/learning.py` at its defaults, and of
            `--scales all` with --jobs 1 and 2.
 dots:      the share of `--scales all`'s runs (2 seeds) spent in the exact dot products.
+steps:     the CPU time of a training run of the experiment at d_k = 1024 over d_k = 256.
 
 How times are taken: the candidates of one comparison run in interleaved rounds (the
 order reversed every other round), with gc disabled while timing; each time is CPU time
@@ -387,7 +388,7 @@ def sampling_part(dks, samples, seed=0):
     """Section 1's draws (one seed per d_k, as the report does) and its projection line's."""
     for d_k in dks:
         stats.sample_dot_products(d_k, samples, seed=seed + d_k)
-    stats.sample_projected_dot_products(16, max(1, samples // 4), d_model=32, seed=seed)
+    stats.sample_projected_dot_products(16, samples, d_model=32, seed=seed)
 
 
 def rows_part(dks, m, trials, seed=0):
@@ -490,6 +491,25 @@ def bench_dots(out, d_ks, seeds, rng=None):  # rng: unused, as every section get
             ".0%")
 
 
+def bench_steps(out, d_ks, rounds, steps, rng=None):  # rng: unused, as every section gets one
+    """Time training runs of `steps` steps (seed 100, 1/sqrt(d_k), stop_at_target False) at
+    the two d_k, interleaved, under SGD and Adam: what a larger d_k costs the experiment."""
+    from experiments import learning_model
+    small, large = d_ks
+    out.section(f"7. a training run of {steps} steps at d_k = {large} against d_k = {small} "
+                f"({rounds} rounds)")
+    for optimizer, lr in (("sgd", 1.0), ("adam", 0.03125)):
+        candidates = [(d_k, lambda d_k=d_k: learning_model.train(
+            100, d_k, scale="1/sqrt(d_k)", optimizer=optimizer, lr=lr, max_steps=steps,
+            stop_at_target=False)) for d_k in d_ks]
+        times = interleaved(candidates, rounds)
+        ratios = sorted(x / y for x, y in zip(times[large], times[small]))
+        out.add(f"steps.{optimizer}", f"{optimizer}: time at d_k = {large} / at d_k = {small}",
+                paired_ratio(times, large, small), ".2f")
+        out.note(f"{optimizer}: the rounds' ratios run from {ratios[0]:.2f} to {ratios[-1]:.2f}; "
+                 f"best times {min(times[small]):.2f} s and {min(times[large]):.2f} s")
+
+
 def profile(n, d, rng, top=12):
     """Print the top own-time costs of one forward and one backward call."""
     Q, K, V, dO = (random_matrix(n, d, rng) for _ in range(4))
@@ -577,11 +597,17 @@ SECTIONS = {
     "main": (bench_main_job, (True, 1), (False, 3)),
     "learning": (bench_learning, (True, 1), (False, 1)),
     "dots": (bench_dots, ((16,), 1), ((16, 64, 256), 2)),
+    "steps": (bench_steps, ((16, 64), 3, 5), ((256, 1024), 9, 20)),
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = _Parser(prog="python3 benchmarks/bench.py", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the figures as a Markdown table")
@@ -595,20 +621,58 @@ def _parser():
     return parser
 
 
+def _saved_run(parser, path):
+    """The run that --save wrote to path, or a usage error that says why it is not one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except OSError as error:
+        parser.error(f"--table: cannot read {path}: {error.strerror or error}")
+    except ValueError as error:  # json.JSONDecodeError, or bytes that are not UTF-8
+        parser.error(f"--table: {path} is not JSON ({error})")
+    fields = {"key", "section", "label", "target", "text", "ok"}  # of each row: markdown()
+    if not (isinstance(run, dict) and isinstance(run.get("python"), str)
+            and isinstance(run.get("rows"), list)
+            and all(isinstance(row, dict) and fields <= set(row) for row in run["rows"])):
+        parser.error(f"--table: {path} is not a run saved by --save")
+    return run
+
+
+def _cannot_write(path):
+    """Why the file path cannot be written, or None if it can."""
+    if not path:
+        return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
+    if os.path.isdir(path):
+        return "it is a folder"
+    if not os.path.exists(folder):
+        return f"there is no folder {folder}"
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
 def run_sections(args, run):
-    """Print the header, run the chosen sections, print the load; return the Figures."""
+    """Print the header, run the chosen sections, print the load; return the Figures.
+    Ctrl-C raises KeyboardInterrupt("in section NAME, after K of N sections")."""
     print(f"{run['python']} ({sys.executable}); math.sumprod: "
           f"{'yes (compared in section 1)' if HAS_SUMPROD else 'no'}; {run['mode']}\n"
           f"{run['date']}; {run['machine']}; modules at {run['revision']}; "
           f"load average {run['load']}")
     started, out = time.perf_counter(), Figures(judge=not args.quick)
+    chosen = [name for name in SECTIONS if name in args.only]
     for seed, name in enumerate(SECTIONS):  # a seed per section: --only changes no input
-        if name in args.only:
+        if name in chosen:
             bench, quick_sizes, full_sizes = SECTIONS[name]
             try:
                 bench(out, *(quick_sizes if args.quick else full_sizes), random.Random(seed))
             except ImportError as error:  # a module mid-refactor: say so, run the rest
                 out.failed(f"section {name} skipped: {error}")
+            except KeyboardInterrupt:
+                raise KeyboardInterrupt(f"in section {name}, after {chosen.index(name)} of "
+                                        f"{len(chosen)} sections") from None
             out.took()
     run["load"] += f" at the start, {load()} at the end"
     print(f"\nload average (1 min): {run['load']}; "
@@ -617,18 +681,28 @@ def run_sections(args, run):
 
 
 def main(argv=None):
+    """Run the command line; return 0, 1 if a figure missed its target or a section
+    failed, 2 for a usage error, 130 on Ctrl-C."""
     parser = _parser()
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(SECTIONS)
     if unknown:
         parser.error(f"--only: unknown section(s) {sorted(unknown)}; choose from {list(SECTIONS)}")
     if args.table:
-        runs = []
-        for path in args.table:
-            with open(path) as f:
-                runs.append(json.load(f))
-        print(markdown(runs))
+        print(markdown([_saved_run(parser, path) for path in args.table]))
         return 0
+    why = None if args.save is None else _cannot_write(args.save)
+    if why:
+        parser.error(f"--save: cannot write {args.save}: {why}")
+    try:
+        return _bench(args)
+    except KeyboardInterrupt as stop:
+        print(f"python3 benchmarks/bench.py: interrupted {stop}".rstrip(), file=sys.stderr)
+        return 130
+
+
+def _bench(args):
+    """Run the chosen sections; print, and save, the figures."""
     chosen = [name for name in SECTIONS if name in args.only]
     mode = f"{'quick' if args.quick else 'full'} run" + (
         "" if len(chosen) == len(SECTIONS) else f" of {', '.join(chosen)} only (--only)")
@@ -641,9 +715,14 @@ def main(argv=None):
     run["rows"] = out.rows
     if args.markdown:
         print("\n" + markdown([run]))
-    if args.save:
-        with open(args.save, "w") as f:
-            json.dump(run, f, indent=1)
+    if args.save is not None:
+        try:
+            with open(args.save, "w") as f:
+                json.dump(run, f, indent=1)
+        except OSError as error:  # checked before the run: a disk full, a folder gone since
+            print(f"python3 benchmarks/bench.py: cannot write {args.save}: "
+                  f"{error.strerror or error}", file=sys.stderr)
+            return 1
     return 1 if out.failures else 0
 
 

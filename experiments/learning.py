@@ -25,14 +25,17 @@ if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from experiments import learning_tables as tables
-from experiments.learning_measure import (D_KS, HELD_OUT_SEEDS, LATE, LONG, PERTURBATIONS,
-                                          PUBLISHED, RATES_FILE, RESULTS_FILE, TUNING_SEEDS, Plan,
-                                          arm_key, default_arms, load, measure, sweep)
-from experiments.learning_model import OPTIMIZERS, READOUTS, SCALES, TARGET
+from experiments.learning_measure import (D_KS, FINDINGS, HELD_OUT_SEEDS, LATE, LONG,
+                                          PERTURBATIONS, PUBLISHED, RATES_FILE, RESULTS_FILE,
+                                          TUNING_SEEDS, Plan, arm_key, default_arms, load,
+                                          measure, sweep)
+from experiments.learning_model import BACKWARDS, OPTIMIZERS, READOUTS, SCALES, TARGET
 
 __all__ = ["docs_data", "markdown_values", "markdown_blocks", "main"]
 
 DEFAULT_SCALES = ("1/sqrt(d_k)", "1/d_k")  # the two cheap arms: --scales all adds two
+PROG = "python3 experiments/learning.py"
+FRESH_SEEDS = 1000  # the most seeds a command takes from another --first-seed
 
 
 # ------------------------------------------------------------------ the docs' data
@@ -45,12 +48,23 @@ def docs_data() -> dict:
     >>> len(data["table"]) == len(OPTIMIZERS) * len(SCALES) * len(D_KS)
     True
     """
-    results, arms = load(RESULTS_FILE), load(RATES_FILE)["arms"]
+    results, rates = load(RESULTS_FILE), load(RATES_FILE)
+    arms = rates["arms"]
     for r in results["runs"]:
         if arms[arm_key((r["optimizer"], "fixed", r["scale"], r["d_k"]))]["lr"] != r["lr"]:
             raise ValueError("docs_data: results.json was made with other rates than "
                              "tuned_rates.json; run `python3 experiments/learning.py --publish`")
-    return tables.tables(results)
+    data = tables.tables(results)
+    data["sweep"] = tables.sweep_summary(rates)
+    data["findings"] = {name: _finding(load(path)) for name, path in FINDINGS.items()}
+    return data
+
+
+def _finding(results: dict) -> dict:
+    """The tables the docs show of a finding's records: its settings, the pointer control
+    and the per-question intervention."""
+    data = tables.tables(results)
+    return {key: data[key] for key in ("settings", "pointer", "per_question")}
 
 
 def markdown_values(data: dict) -> Dict[str, str]:
@@ -65,9 +79,14 @@ def markdown_blocks(data: dict) -> Dict[str, str]:
 
 # ------------------------------------------------------------------- the command line
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python3 experiments/learning.py",
+    p = _Parser(
+        prog=PROG,
         description="Train W_Q, W_K of one attention model on associative recall with each "
                     "logit scale at its own tuned rate; print steps to 90% held-out accuracy "
                     "(median [interval] over seeds), the seeds paired against 1/sqrt(d_k) "
@@ -79,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                         f"{','.join(DEFAULT_SCALES)}; all for --sweep)")
     p.add_argument("--optimizer", choices=OPTIMIZERS + ("both",), default="both")
     p.add_argument("--seeds", type=int, default=len(HELD_OUT_SEEDS),
-                   help="how many held-out seeds, from 100 (default %(default)s)")
+                   help="how many seeds, from --first-seed (default %(default)s: the held-out "
+                        "seeds; at most that many from 100)")
     p.add_argument("--dk", type=int, nargs="+", default=list(D_KS), metavar="D_K",
                    help="the d_k values (default %(default)s)")
     p.add_argument("--readout", choices=READOUTS, default="fixed",
@@ -89,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
                         "committed experiments/tuned_rates.json)")
     p.add_argument("--json", metavar="PATH",
                    help="also write the steps table's runs to PATH, one record per run")
+    _add_findings(p)
     _add_measurements(p)
     _add_commands(p)
     return p
@@ -112,6 +133,27 @@ def _add_measurements(p: argparse.ArgumentParser) -> None:
     p.add_argument("--per-question", action="store_true",
                    help="also train with Adam on per-question normalised gradients "
                         "(scales 1/sqrt(d_k) and 1)")
+
+
+def _add_findings(p: argparse.ArgumentParser) -> None:
+    """The options of the findings measured beside the published tables."""
+    p.add_argument("--first-seed", type=int, default=HELD_OUT_SEEDS[0], metavar="S",
+                   help="the first seed (default %(default)s); another start gives fresh seeds, "
+                        "never used for tuning or the published tables")
+    p.add_argument("--backward", choices=BACKWARDS, default="library",
+                   help="softmax's backward pass: the library's softmax_backward, or the "
+                        "textbook p * (g - <p, g>) (tune its rates with --sweep --rates PATH)")
+    p.add_argument("--records", metavar="PATH",
+                   help="also write every record of the command to PATH, in the form of "
+                        "experiments/results.json")
+
+
+def _check_findings(parser: argparse.ArgumentParser, args) -> None:
+    """The rule of --first-seed and --seeds beyond the held-out seeds."""
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    if set(seeds) & set(TUNING_SEEDS):
+        parser.error(f"--first-seed: the seeds {tables.seed_range(seeds)} include the tuning "
+                     f"seeds {tables.seed_range(TUNING_SEEDS)}")
 
 
 def _add_commands(p: argparse.ArgumentParser) -> None:
@@ -141,8 +183,10 @@ def _scales(parser: argparse.ArgumentParser, text: Optional[str], sweep: bool) -
 
 def _check(parser: argparse.ArgumentParser, args) -> None:
     """The values argparse cannot check by type alone, each with its own message."""
-    if not 1 <= args.seeds <= len(HELD_OUT_SEEDS):
-        parser.error(f"--seeds takes 1 to {len(HELD_OUT_SEEDS)}")
+    if not 1 <= args.seeds <= (len(HELD_OUT_SEEDS) if args.first_seed == HELD_OUT_SEEDS[0]
+                               else FRESH_SEEDS):
+        parser.error(f"--seeds takes 1 to {len(HELD_OUT_SEEDS)} (the held-out seeds), or to "
+                     f"{FRESH_SEEDS} with another --first-seed")
     if min(args.dk) < 2:
         parser.error("--dk values must be at least 2 (1/ln(d_k) needs ln d_k > 0)")
     if not 0 <= args.perturb <= len(PERTURBATIONS):
@@ -150,23 +194,73 @@ def _check(parser: argparse.ArgumentParser, args) -> None:
     if args.jobs < 1:
         parser.error("--jobs takes 1 or more")
     defaults = (tuple(dict.fromkeys(args.dk)), args.seeds, args.readout,
-                os.path.abspath(args.rates), args.optimizer)
-    if args.publish and (defaults != (D_KS, len(HELD_OUT_SEEDS), "fixed", RATES_FILE, "both")
+                os.path.abspath(args.rates), args.optimizer, args.first_seed, args.backward)
+    if args.publish and (defaults != (D_KS, len(HELD_OUT_SEEDS), "fixed", RATES_FILE, "both",
+                                      HELD_OUT_SEEDS[0], "library")
                          or args.scales not in (None, "all") or args.sweep):
         parser.error("--publish runs the committed settings only: all scales, both "
-                     "optimizers, and the default --dk, --seeds, --readout and --rates")
+                     "optimizers, and the default --dk, --seeds, --first-seed, --readout, "
+                     "--backward and --rates")
+    _check_files(parser, args)
+
+
+def _check_files(parser: argparse.ArgumentParser, args) -> None:
+    """Every file the command will write can be written, and the rates it reads are a rates
+    file: checked before the runs, which would otherwise be lost."""
+    writes = [("--json", args.json), ("--records", args.records),
+              ("--publish", RESULTS_FILE if args.publish else None),
+              ("--rates", args.rates if args.sweep else None)]
+    for flag, path in writes:
+        why = None if path is None else _cannot_write(path)
+        if why:
+            parser.error(f"{flag}: cannot write {path}: {why}")
+    if not args.sweep or os.path.exists(args.rates):  # a sweep adds its arms to the file
+        why = _not_rates(args.rates)
+        if why:
+            parser.error(f"--rates: cannot read tuned rates from {args.rates}: {why}")
+
+
+def _cannot_write(path: str) -> Optional[str]:
+    """Why a file cannot be written at path, or None if it can."""
+    if not path:
+        return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
+    if os.path.isdir(path):
+        return "it is a folder"
+    if not os.path.exists(folder):
+        return f"there is no folder {folder}"
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
+def _not_rates(path: str) -> Optional[str]:
+    """Why path holds no tuned rates, or None if it does."""
+    try:
+        stored = load(path)
+    except OSError as error:
+        return error.strerror or str(error)
+    except ValueError as error:  # json.JSONDecodeError, or text that is not UTF-8
+        return f"not JSON ({error})"
+    if not isinstance(stored, dict) or not isinstance(stored.get("arms"), dict):
+        return 'no "arms" in it (--sweep writes a rates file)'
+    return None
 
 
 def _plan(parser: argparse.ArgumentParser, args) -> Plan:
     """The measurements of the command, or a usage error."""
     _check(parser, args)
+    _check_findings(parser, args)
     if args.publish:
         return PUBLISHED
     optimizers = OPTIMIZERS if args.optimizer == "both" else (args.optimizer,)
+    seeds = tuple(range(args.first_seed, args.first_seed + args.seeds))
     return Plan(_scales(parser, args.scales, args.sweep), optimizers,
-                tuple(dict.fromkeys(args.dk)), HELD_OUT_SEEDS[:args.seeds], args.readout,
+                tuple(dict.fromkeys(args.dk)), seeds, args.readout,
                 args.rates, args.transfer, args.logits, args.perturb, args.long,
-                args.summation, args.per_question)
+                args.summation, args.per_question, backward=args.backward)
 
 
 def _progress_printer():
@@ -190,9 +284,12 @@ def _clear_progress() -> None:
 
 
 def _write_json(path: str, value, sort_keys: bool = False) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=1, sort_keys=sort_keys)
-        f.write("\n")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=1, sort_keys=sort_keys)
+            f.write("\n")
+    except OSError as error:  # checked before the runs: a disk full, a folder gone since
+        sys.exit(f"{PROG}: cannot write {path}: {error.strerror or error}")
 
 
 def _announce(path: str, what: str) -> None:
@@ -212,7 +309,7 @@ def _sweep(parser: argparse.ArgumentParser, args, plan: Plan, progress) -> None:
         parser.error("a partial sweep would replace the committed rates file; write it "
                      "elsewhere with --rates PATH (then run with --rates PATH)")
     _announce(args.rates, "--sweep")
-    result = sweep(arms, TUNING_SEEDS, args.jobs, progress)
+    result = sweep(arms, TUNING_SEEDS, args.jobs, progress, args.backward)
     if not committed and os.path.exists(args.rates):
         result["arms"] = {**load(args.rates).get("arms", {}), **result["arms"]}
     _write_json(args.rates, result, sort_keys=True)
@@ -232,15 +329,29 @@ def _experiment(parser: argparse.ArgumentParser, args, plan: Plan, progress) -> 
         parser.error(str(error))
     if args.publish:
         _write_json(RESULTS_FILE, results)
-    if args.json:
+    if args.json is not None:
         _write_json(args.json, results["runs"])
+    if args.records:
+        _write_json(args.records, results)
     _clear_progress()
     print("\n".join(tables.report(tables.tables(results))))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the experiment from the command line; return 0 (see
-    `python3 experiments/learning.py -h`; a usage error exits with 2)."""
+    `python3 experiments/learning.py -h`; a usage error exits with 2, Ctrl-C with 130)."""
+    try:
+        _run(argv)
+    except KeyboardInterrupt as stop:  # Interrupted, from the runs, says how far they got
+        _clear_progress()
+        how_far = f" after {stop}" if str(stop) else ""
+        sys.stderr.write(f"{PROG}: interrupted{how_far}\n")
+        return 130
+    return 0
+
+
+def _run(argv: Optional[Sequence[str]]) -> None:
+    """The command: the options checked, the work done, its time on stderr."""
     parser = _parser()
     args = parser.parse_args(argv)
     plan = _plan(parser, args)
@@ -253,7 +364,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cpu = sum(end[:4]) - sum(start[:4])  # user and system, this process and its children
     sys.stderr.write(f"CPU time {cpu:.1f} s, wall {time.monotonic() - wall:.1f} s, "
                      f"jobs {args.jobs} (Python {sys.version.split()[0]})\n")
-    return 0
 
 
 if __name__ == "__main__":

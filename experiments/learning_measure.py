@@ -8,13 +8,18 @@ records come back in the order they were planned.
 
 Public API (`__all__`):
     run_all(fn, items, jobs, progress, label, weights)   fn over items, in order, in a pool
-    rate(k), arm_key(arm), guess(optimizer, scale, d_k), total_steps(arm, lr, seeds, bound)
-    default_arms(d_ks, scales, optimizers), sweep(arms, seeds, jobs, progress)
+    Interrupted                 Ctrl-C during run_all, saying how far it had got
+    rate(k), arm_key(arm), guess(optimizer, scale, d_k), total_steps(arm, lr, seeds, bound,
+    backward), default_arms(d_ks, scales, optimizers), sweep(arms, seeds, jobs, progress,
+    backward), SWEEP_RULE
     load(path), tuned_rate(optimizer, scale, d_k, readout, rates)   the stored rates
+    RATES_FILE, RESULTS_FILE, FINDINGS      the committed records
     Spec, outcome(spec), steps_to_target(optimizer, scale, d_k, lr, seeds, ...)   runs
-    Logits, logits(task, params, c), Diagnostics, seed_diagnostics(seed, d_k, scale, readout)
+    Logits, logits(task, params, c), Diagnostics, seed_diagnostics(seed, d_k, scale, readout,
+    backward)
     Plan, PUBLISHED, measure(plan, jobs, progress)      every run of one command, as records
     Summary, summarise(values), paired(reference, other), sign_test(counts)   statistics
+    coverage(n), coverage_text(ns)      the exact coverage of a median's interval over n seeds
 
 >>> [r["steps"] for r in steps_to_target("sgd", "1/sqrt(d_k)", 16, 1.0, [100, 101])]
 [6, 8]
@@ -24,11 +29,12 @@ Arguments are not checked here (learning.py's command line checks what a user ty
 python3 experiments/learning.py --help runs the experiment.
 """
 
-import concurrent.futures  # the process pool of --jobs
 import json  # the stored rates
 import math  # sqrt, log2, ldexp, inf, comb
+import multiprocessing  # the process pool of --jobs
 import os  # the paths of the stored files
 import random  # the shuffled order of the runs (for the estimate of the time left)
+import signal  # a worker of the pool leaves Ctrl-C to the command
 import statistics  # median (of ints, or of two middle values: the same on every Python)
 import time  # the estimate of the time left
 from fractions import Fraction  # the sign test's exact binomial tail
@@ -47,11 +53,11 @@ from experiments.learning_model import (BATCH, BETA, D_MODEL, HELD_OUT, ITEMS, M
 from stats import median_interval, scale_factor, variance
 
 __all__ = ["D_KS", "TUNING_SEEDS", "HELD_OUT_SEEDS", "POINTER_SCALES", "LATE", "LONG",
-           "PERTURBATIONS", "MISS", "SWEEP_RULE", "RATES_FILE", "RESULTS_FILE", "run_all",
-           "rate", "arm_key", "guess", "total_steps", "default_arms", "sweep", "load",
-           "tuned_rate", "Spec", "outcome", "steps_to_target", "Logits", "logits",
+           "PERTURBATIONS", "MISS", "SWEEP_RULE", "RATES_FILE", "RESULTS_FILE", "FINDINGS",
+           "run_all", "Interrupted", "rate", "arm_key", "guess", "total_steps", "default_arms",
+           "sweep", "load", "tuned_rate", "Spec", "outcome", "steps_to_target", "Logits", "logits",
            "Diagnostics", "seed_diagnostics", "Plan", "PUBLISHED", "measure", "Summary",
-           "summarise", "paired", "sign_test"]
+           "summarise", "paired", "sign_test", "coverage", "coverage_text"]
 
 Params = Tuple[List[List[float]], List[List[float]]]
 Arm = Tuple[str, str, str, int]  # (optimizer, readout, scale, d_k)
@@ -67,12 +73,22 @@ PERTURBATIONS = tuple(range(1, 8))  # k of the initial-weight factors 1 + k 2^-5
 HERE = os.path.dirname(os.path.abspath(__file__))
 RATES_FILE = os.path.join(HERE, "tuned_rates.json")  # committed: made by --sweep
 RESULTS_FILE = os.path.join(HERE, "results.json")  # committed: made by --publish
+FINDINGS = {  # committed records beside the published tables, each made by a command that
+    # docs/experiments.md names (--records PATH), on the fresh seeds 200-239
+    "pointer": os.path.join(HERE, "fresh_pointer.json"),  # the pointer control
+    "library": os.path.join(HERE, "fresh_backward_library.json"),  # per-question Adam, d_k 256
+    "textbook": os.path.join(HERE, "fresh_backward_textbook.json"),  # the same, --backward
+}
 
 
 # ------------------------------------------------------------------ the runner
 
 def _eta(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during run_all; str() says how far it had got: "37 of 120 runs"."""
 
 
 def run_all(fn: Callable, items: Sequence, jobs: int = 1, progress: Progress = None,
@@ -82,7 +98,7 @@ def run_all(fn: Callable, items: Sequence, jobs: int = 1, progress: Progress = N
     Each result is stored at its item's index, so the list is the same for every jobs.
     progress, if given, hears after each item how many are done and an estimate of the
     time left: the elapsed time times the weight left over the weight done (weights: each
-    item's expected cost; equal by default).
+    item's expected cost; equal by default).  Ctrl-C raises Interrupted.
     """
     weights = [1.0] * len(items) if weights is None else list(weights)
     results: list = [None] * len(items)
@@ -94,18 +110,44 @@ def run_all(fn: Callable, items: Sequence, jobs: int = 1, progress: Progress = N
         if progress:
             left = (time.monotonic() - start) * (total - done_weight) / done_weight
             progress(f"{label}: {done} of {len(items)} done, about {_eta(left)} left")
-    if jobs == 1:
-        for index, item in enumerate(items):
-            finished(index, fn(item))
-        return results
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
     try:
-        futures = {pool.submit(fn, item): index for index, item in enumerate(items)}
-        for future in concurrent.futures.as_completed(futures):
-            finished(futures[future], future.result())
-    finally:  # an error or an interrupt: drop the runs not yet started
-        pool.shutdown(wait=True, cancel_futures=True)
+        if jobs == 1:
+            for index, item in enumerate(items):
+                finished(index, fn(item))
+        else:
+            _pooled(fn, items, jobs, finished)
+    except KeyboardInterrupt:
+        raise Interrupted(f"{done} of {len(items)} {label}") from None
     return results
+
+
+def _pooled(fn: Callable, items: Sequence, jobs: int, finished: Callable) -> None:
+    """Call finished(index, fn(item)) for every item as `jobs` processes return them.
+
+    The workers are started by "spawn", each a fresh interpreter: a fork of this process,
+    which may hold threads, could deadlock (Python 3.12 warns of it).  They ignore Ctrl-C
+    from their first instruction (an ignored signal stays ignored in a new program, and
+    Python then installs no handler of its own), although the terminal sends it to them
+    too: the command alone stops, ends them, and says how far it had got.
+    """
+    tasks = [(index, fn, item) for index, item in enumerate(items)]
+    held = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pool = multiprocessing.get_context("spawn").Pool(jobs)
+    finally:
+        signal.signal(signal.SIGINT, held)
+    try:
+        for index, value in pool.imap_unordered(_indexed, tasks):
+            finished(index, value)
+    finally:  # all done, an error, or an interrupt: end the workers, with any run under way
+        pool.terminate()
+        pool.join()
+
+
+def _indexed(task: tuple) -> tuple:
+    """(index, fn(item)) of one task (index, fn, item), in a worker."""
+    index, fn, item = task
+    return index, fn(item)
 
 
 # ------------------------------------------------------------------ the rate search
@@ -124,9 +166,15 @@ MISS = MAX_STEPS + 1  # what a miss counts in a tuning total
 WINDOW = 6  # a grid starts 6 half-octaves either side of its guess: 13 rates, 64x wide
 WIDEN = 4  # when the best rate sits at an end, 4 more rates are added on that side
 GUESS = {"sgd": 0, "adam": -10, PER_QUESTION: -10}  # 2^(k/2) for 1/sqrt(d_k)
+# Half-octaves of rate per octave of c / c' that carry 1/sqrt(d_k)'s guess to another scale:
+# the identity's lr c / c' under SGD and lr sqrt(c / c') under Adam (equivalent_run).  The
+# per-question arms keep 1/sqrt(d_k)'s guess at every scale: the identity's guess fell far
+# below the unscaled arm's best rates (docs/experiments.md, "Learning rates").
+CARRY = {"sgd": 2, "adam": 1, PER_QUESTION: 0}
 SWEEP_RULE = {  # stored with the rates; docs/experiments.md ("Learning rates") says it in words
     "ladder": "2^(k/2)", "guess, 1/sqrt(d_k)": {o: rate(k) for o, k in GUESS.items()},
-    "guess carried by": "equivalent_run", "rates either side": WINDOW, "widen by": WIDEN,
+    "guess carried by": "equivalent_run", "half-octaves per octave of c/c'": CARRY,
+    "rates either side": WINDOW, "widen by": WIDEN,
     "a miss counts": MISS, "a tie goes to": "the smaller rate", "seeds": "tuning only"}
 
 
@@ -137,31 +185,33 @@ def arm_key(arm: Arm) -> str:
 
 def guess(optimizer: str, scale: str, d_k: int) -> int:
     """Return the ladder index k (rate 2^(k/2)) that the identity carries 1/sqrt(d_k)'s
-    guess to: the centre of the arm's first grid.
+    guess to (CARRY half-octaves per octave of c / c'): the centre of the arm's first grid.
 
-    >>> guess("sgd", "1/sqrt(d_k)", 64), guess("sgd", "1/d_k", 64), guess("adam", "1/d_k", 64)
-    (0, 6, -7)
+    >>> guess("sgd", "1/d_k", 64), guess("adam", "1/d_k", 64), guess(PER_QUESTION, "1", 64)
+    (6, -7, -10)
     """
     ratio = scale_factor("1/sqrt(d_k)", d_k) / scale_factor(scale, d_k)  # c / c'
-    return GUESS[optimizer] + round(math.log2(ratio) * (2 if optimizer == "sgd" else 1))
+    return GUESS[optimizer] + round(math.log2(ratio) * CARRY[optimizer])
 
 
-def total_steps(arm: Arm, lr: float, seeds: Sequence[int], bound: float) -> Optional[int]:
+def total_steps(arm: Arm, lr: float, seeds: Sequence[int], bound: float,
+                backward: str = "library") -> Optional[int]:
     """Return the sum over seeds of the steps to TARGET at rate lr (a miss counts MISS), or
-    None once it exceeds bound: the score of one rate in the grid search."""
+    None once it exceeds bound: the score of one rate in the grid search (backward: the
+    softmax backward of the runs, learning_model.BACKWARDS)."""
     optimizer, readout, scale, d_k = arm
     total = 0
     for seed in seeds:
         cap = int(min(MAX_STEPS, bound - total))  # needing more cannot keep within bound
         steps = train(seed, d_k, scale=scale, optimizer=optimizer, lr=lr, readout=readout,
-                      max_steps=cap).steps_to_target
+                      max_steps=cap, backward=backward).steps_to_target
         total += MISS if steps is None else steps
         if total > bound:
             return None
     return total
 
 
-def _tune(arm: Arm, seeds: Sequence[int]) -> dict:
+def _tune(arm: Arm, seeds: Sequence[int], backward: str = "library") -> dict:
     """Score every rate of the arm's grid (guess first, then outwards: an early good total
     cuts the others short), widening the grid while the winner sits at an end."""
     centre = guess(arm[0], arm[2], arm[3])
@@ -169,7 +219,7 @@ def _tune(arm: Arm, seeds: Sequence[int]) -> dict:
     todo = sorted(range(low, high + 1), key=lambda k: (abs(k - centre), k))
     while todo:
         for k in todo:
-            total = total_steps(arm, rate(k), seeds, best[0])
+            total = total_steps(arm, rate(k), seeds, best[0], backward)
             totals[k] = total
             if total is not None and (total, k) < best:
                 best = (total, k)
@@ -192,7 +242,7 @@ def default_arms(d_ks: Sequence[int] = D_KS, scales: Sequence[str] = SCALES,
                    if s in POINTER_SCALES and "adam" in optimizers]
 
 
-def _sweep_unit(unit: Tuple[Arm, Tuple[int, ...]]) -> dict:
+def _sweep_unit(unit: Tuple[Arm, Tuple[int, ...], str]) -> dict:
     return _tune(*unit)
 
 
@@ -205,14 +255,15 @@ def _arm_weight(arm: Arm, stored: dict) -> float:
 
 
 def sweep(arms: Sequence[Arm], seeds: Sequence[int] = TUNING_SEEDS, jobs: int = 1,
-          progress: Progress = None) -> dict:
+          progress: Progress = None, backward: str = "library") -> dict:
     """Return the rate search: per arm, argmin over its grid of the total steps to TARGET.
 
     total(lr) = sum over the tuning seeds of the steps to TARGET held-out accuracy, a miss
     counting MAX_STEPS + 1; every rate of the grid is scored, and the grid widened until
     the winner is inside it (SWEEP_RULE).  Returns {"rule", "seeds", "batch", "max_steps",
     "target", "arms": {"optimizer readout scale d_k": {"lr", "total_steps", "grid",
-    "totals"}}}.  The arms run in parallel with jobs > 1, the longest first.
+    "totals"}}}, and "backward" when it is not the library's.  The arms run in parallel
+    with jobs > 1, the longest first.
 
     >>> arm = sweep([("sgd", "pointer", "1/sqrt(d_k)", 16)], seeds=[0])["arms"]
     >>> arm["sgd pointer 1/sqrt(d_k) 16"]["lr"], arm["sgd pointer 1/sqrt(d_k) 16"]["total_steps"]
@@ -221,11 +272,18 @@ def sweep(arms: Sequence[Arm], seeds: Sequence[int] = TUNING_SEEDS, jobs: int = 
     stored = load(RATES_FILE).get("arms", {}) if os.path.exists(RATES_FILE) else {}
     weights = [_arm_weight(arm, stored) for arm in arms]
     order = sorted(range(len(arms)), key=lambda i: -weights[i])  # longest first: balanced
-    tuned = run_all(_sweep_unit, [(arms[i], tuple(seeds)) for i in order], jobs, progress,
-                    "sweep: arms", [weights[i] for i in order])
+    units = [(arms[i], tuple(seeds), backward) for i in order]
+    tuned = run_all(_sweep_unit, units, jobs, progress, "arms", [weights[i] for i in order])
     by_arm = {arm_key(arms[i]): result for i, result in zip(order, tuned)}
     return {"rule": SWEEP_RULE, "seeds": list(seeds), "batch": BATCH, "max_steps": MAX_STEPS,
-            "target": TARGET, "arms": {arm_key(arm): by_arm[arm_key(arm)] for arm in arms}}
+            "target": TARGET, **_backward_setting(backward),
+            "arms": {arm_key(arm): by_arm[arm_key(arm)] for arm in arms}}
+
+
+def _backward_setting(backward: str) -> dict:
+    """{"backward": name} for a stored file made with the textbook backward, else {}: the
+    committed files, made with the library's, stay as they were."""
+    return {} if backward == "library" else {"backward": backward}
 
 
 def load(path: str) -> dict:
@@ -291,6 +349,7 @@ class Spec(NamedTuple):
     late: int = 0  # go on to this step, and measure the logits there too (0: no)
     summation: str = "fsum"
     logits: bool = False  # measure the logits at the first TARGET (and at `late`)
+    backward: str = "library"  # softmax's backward pass (learning_model.BACKWARDS)
 
 
 def outcome(spec: Spec) -> Tuple[Optional[int], Optional[Logits], Optional[Logits]]:
@@ -298,7 +357,7 @@ def outcome(spec: Spec) -> Tuple[Optional[int], Optional[Logits], Optional[Logit
     Logits are None unless spec.logits, and where the run has no such step."""
     run = train(spec.seed, spec.d_k, scale=spec.scale, optimizer=spec.optimizer, lr=spec.lr,
                 readout=spec.readout, init_factor=spec.init_factor, max_steps=spec.max_steps,
-                late=spec.late, summation=spec.summation)
+                late=spec.late, summation=spec.summation, backward=spec.backward)
     if not spec.logits:
         return run.steps_to_target, None, None
     task, c = make_task(spec.seed), scale_factor(spec.scale, spec.d_k)
@@ -331,7 +390,8 @@ class Diagnostics(NamedTuple):
     tail_share: float  # share of sum_i |G_i| carried by the 10% of questions with most
 
 
-def seed_diagnostics(seed: int, d_k: int, scale: str, readout: str = "fixed") -> Diagnostics:
+def seed_diagnostics(seed: int, d_k: int, scale: str, readout: str = "fixed",
+                     backward: str = "library") -> Diagnostics:
     """Return the Diagnostics of one seed: logit_std = std of S = c x_q M X^T;
     largest_weight = median max_j p_j; gradient = median |dL/dS| under the readout's loss;
     tail_share = (sum of the largest 10% of |G_i|) / sum_i |G_i|, G_i = dL/dM of question i
@@ -341,7 +401,7 @@ def seed_diagnostics(seed: int, d_k: int, scale: str, readout: str = "fixed") ->
     >>> round(d.logit_std, 2), round(d.gradient, 2)
     (1.1, 0.83)
     """
-    task, arm = make_task(seed), model(scale, d_k, readout)
+    task, arm = make_task(seed), model(scale, d_k, readout, backward=backward)
     table = logit_table(task, logit_matrix_transposed(initial_weights(seed, d_k)))
     S_all, largest, gradients, G = [], [], [], []
     for e in task.held_out:
@@ -374,6 +434,7 @@ class Plan(NamedTuple):
     per_question: bool = False  # the intervention: Adam on per-question unit gradients
     max_steps: int = MAX_STEPS  # the cap of every run but the long ones
     late: int = LATE  # the step of the second measurement of the logits
+    backward: str = "library"  # softmax's backward pass in every run (--backward)
 
 
 PUBLISHED = Plan(SCALES, ("sgd", "adam"), D_KS, HELD_OUT_SEEDS, "fixed", RATES_FILE, True,
@@ -429,16 +490,18 @@ def _specs(plan: Plan, rates: Dict[tuple, float]) -> Dict[str, List[Spec]]:
                                 max_steps=cap)
                            for s in plan.scales for d in plan.d_ks for seed in seeds
                            if (PER_QUESTION, s, d) in rates]
-    return out
+    return {kind: [spec._replace(backward=plan.backward) for spec in kind_specs]
+            for kind, kind_specs in out.items()}
 
 
-def _diagnostics_unit(unit: Tuple[str, int, int, str]) -> Diagnostics:
-    scale, d_k, seed, readout = unit
-    return seed_diagnostics(seed, d_k, scale, readout)
+def _diagnostics_unit(unit: Tuple[str, int, int, str, str]) -> Diagnostics:
+    scale, d_k, seed, readout, backward = unit
+    return seed_diagnostics(seed, d_k, scale, readout, backward)
 
 
 def _unit(unit):
-    """One item of work: a Spec to train, or the diagnostics of (scale, d_k, seed, readout)."""
+    """One item of work: a Spec to train, or the diagnostics of (scale, d_k, seed, readout,
+    backward)."""
     return outcome(unit) if isinstance(unit, Spec) else _diagnostics_unit(unit)
 
 
@@ -454,7 +517,8 @@ def _settings(plan: Plan) -> dict:
     return {"d_model": D_MODEL, "items": ITEMS, "beta": BETA, "batch": BATCH,
             "held_out": HELD_OUT, "target": TARGET, "max_steps": plan.max_steps,
             "seeds": list(plan.seeds), "tuning_seeds": list(TUNING_SEEDS),
-            "readout": plan.readout, "d_ks": list(plan.d_ks), "late": plan.late, "long": LONG}
+            "readout": plan.readout, "d_ks": list(plan.d_ks), "late": plan.late, "long": LONG,
+            **_backward_setting(plan.backward)}
 
 
 def measure(plan: Plan, jobs: int = 1, progress: Progress = None) -> dict:
@@ -465,7 +529,7 @@ def measure(plan: Plan, jobs: int = 1, progress: Progress = None) -> dict:
     rates = _rates(plan)
     specs = _specs(plan, rates)
     units = [(kind, spec) for kind, kind_specs in specs.items() for spec in kind_specs]
-    units += [("diagnostics", (s, d, seed, plan.readout)) for s in plan.scales
+    units += [("diagnostics", (s, d, seed, plan.readout, plan.backward)) for s in plan.scales
               for d in plan.d_ks for seed in plan.seeds]
     order = list(range(len(units)))
     random.Random("learning:order").shuffle(order)
@@ -477,7 +541,8 @@ def measure(plan: Plan, jobs: int = 1, progress: Progress = None) -> dict:
     for i, (kind, spec) in enumerate(units):
         _file(out, kind, spec, results[i])
     misses = [Spec(r["optimizer"], r["scale"], r["d_k"], r["seed"], r["lr"], plan.readout,
-                   max_steps=LONG) for r in out["runs"] if r["steps"] is None and plan.long]
+                   max_steps=LONG, backward=plan.backward)
+              for r in out["runs"] if r["steps"] is None and plan.long]
     long = run_all(outcome, misses, jobs, progress, "long runs")
     out["long"] = [_record(spec, result[0]) for spec, result in zip(misses, long)]
     return out
@@ -556,6 +621,35 @@ def sign_test(counts: Dict[str, int]) -> float:
     n, k = counts["slower"] + counts["faster"], min(counts["slower"], counts["faster"])
     tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
     return float(min(Fraction(1), 2 * tail))
+
+
+def coverage(n: int) -> Fraction:
+    """Return P(l <= B <= n - l), B ~ Binomial(n, 1/2), exactly: the probability that the
+    interval of stats.median_interval over n values, [x_(l), x_(n+1-l)], holds the median
+    of a continuous distribution (ties, as among step counts, can only raise it).
+
+    >>> coverage(10), coverage(5)
+    (Fraction(501, 512), Fraction(15, 16))
+    """
+    l = int(median_interval([float(i) for i in range(n)]).low) + 1  # x_(l) is the value l - 1
+    return Fraction(sum(math.comb(n, i) for i in range(l, n - l + 1)), 2 ** n)
+
+
+def _percent_floor(p: Fraction) -> str:
+    """p as a percent with two decimals, rounded down: a lower bound is never rounded up."""
+    hundredths = math.floor(p * 10000)
+    return f"{hundredths // 100}.{hundredths % 100:02d}%"
+
+
+def coverage_text(ns: Sequence[int]) -> str:
+    """Return the coverage of each number of seeds in ns, the most seeds first.
+
+    >>> coverage_text([10, 9, 10, 5])
+    '97.85% over 10 seeds, 96.09% over 9, 93.75% over 5'
+    """
+    counts = sorted(set(ns), reverse=True)
+    return ", ".join(f"{_percent_floor(coverage(n))} over {n}" + (" seeds" if i == 0 else "")
+                     for i, n in enumerate(counts))
 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program

@@ -25,6 +25,7 @@ Public API (`__all__`):
     question_scores(table, question)
     question_gradient(s, question, model), loss_and_gradients(params, table, batch, model)
     accuracy(task, table), dots(A, B), naive_dots(A, B)        the arithmetic
+    textbook_softmax_backward(p, g)    the textbook backward, to measure what it changes
     sgd(lr), adam(lr, eps), optimizer_step(name, lr, eps)       the optimisers
     Run, train(seed, d_k, scale=, optimizer=, lr=, ...)         one training run
     Equivalent, equivalent_run(d_k, scale, to_scale, optimizer, lr, eps)   the identity
@@ -54,8 +55,10 @@ from softmax import log_softmax, softmax, softmax_backward
 from stats import layer_norm, scale_factor
 
 __all__ = ["D_MODEL", "ITEMS", "BETA", "BATCH", "HELD_OUT", "TARGET", "MAX_STEPS", "SCALES",
-           "OPTIMIZERS", "PER_QUESTION", "READOUTS", "EPS", "Question", "Task", "make_task",
+           "OPTIMIZERS", "PER_QUESTION", "READOUTS", "BACKWARDS", "EPS", "Question", "Task",
+           "make_task",
            "draw_question", "initial_weights", "Model", "model", "dots", "naive_dots",
+           "textbook_softmax_backward",
            "logit_matrix_transposed", "logit_table", "question_scores", "question_gradient",
            "loss_and_gradients", "accuracy", "sgd", "adam", "optimizer_step", "Run", "train",
            "Equivalent", "equivalent_run"]
@@ -76,6 +79,7 @@ SCALES = ("1/sqrt(d_k)", "1/d_k", "1/ln(d_k)", "1")  # stats.SCALE_CHOICES, pape
 OPTIMIZERS = ("sgd", "adam")  # the study's two
 PER_QUESTION = "adam-per-question"  # the intervention: Adam on per-question unit gradients
 READOUTS = ("fixed", "pointer")
+BACKWARDS = ("library", "textbook")  # softmax.softmax_backward, or the textbook form
 ADAM_BETAS = (0.9, 0.999)  # Kingma and Ba's defaults
 EPS = 1e-8  # Adam's eps, their default
 BOUND = 1e20  # a weight beyond this (or not finite) ends a run: it has diverged
@@ -170,19 +174,35 @@ def naive_dots(A: Matrix, B: Matrix) -> Matrix:
     return [[functools.reduce(operator.add, map(operator.mul, a, b)) for b in B] for a in A]
 
 
+def textbook_softmax_backward(p: Vector, g: Vector) -> Vector:
+    """Return dS = p * (g - <p, g>), the textbook form of softmax's backward pass, in
+    float64 with <p, g> summed by math.fsum.  When p is nearly one-hot, <p, g> rounds to
+    g at the largest p, and every entry of dS is then rounding noise; softmax.softmax_backward
+    computes those small entries accurately.  An option of the study (--backward textbook),
+    to measure what the accurate form changes.
+
+    >>> textbook_softmax_backward([0.25, 0.75], [1.0, 0.0])
+    [0.1875, -0.1875]
+    """
+    inner = math.fsum(map(operator.mul, p, g))
+    return [p_i * (g_i - inner) for p_i, g_i in zip(p, g)]
+
+
 class Model(NamedTuple):
     """What one run trains: the scale, the loss and the arithmetic."""
     c: float  # the logit scale
     readout: str  # "fixed": cross-entropy of beta O;  "pointer": -log p_{j*}
     per_question: bool  # each question's dL/dM divided by its norm (the intervention)
     dots: Dots  # A B^T: dots (math.fsum) or naive_dots
+    backward: Callable[[Vector, Vector], Vector] = softmax_backward  # dS from P and dP
 
 
 def model(scale: str, d_k: int, readout: str = "fixed", optimizer: str = "sgd",
-          summation: str = "fsum") -> Model:
+          summation: str = "fsum", backward: str = "library") -> Model:
     """Return the Model of one arm: c = stats.scale_factor(scale, d_k)."""
     return Model(scale_factor(scale, d_k), readout, optimizer == PER_QUESTION,
-                 naive_dots if summation == "naive" else dots)
+                 naive_dots if summation == "naive" else dots,
+                 textbook_softmax_backward if backward == "textbook" else softmax_backward)
 
 
 def logit_matrix_transposed(params: Params, dots: Dots = dots) -> Matrix:
@@ -222,7 +242,7 @@ def question_gradient(s: Vector, question: Question, model: Model):
     z, t = [BETA * o for o in O], question.payloads[question.j_star]
     dO = [BETA * (p - (i == t)) for i, p in enumerate(softmax(z))]  # beta (softmax(z) - e_t)
     dP = [dO[b_j] for b_j in question.payloads]
-    return -log_softmax(z)[t], softmax_backward(P, dP), S, P  # through the Jacobian
+    return -log_softmax(z)[t], model.backward(P, dP), S, P  # through the Jacobian
 
 
 def _unit(v: Vector, x_q: Vector) -> Vector:
@@ -230,6 +250,16 @@ def _unit(v: Vector, x_q: Vector) -> Vector:
     G_i / |G_i|.  A question whose gradient is exactly 0 stays 0."""
     norm = math.sqrt(math.fsum(x * x for x in x_q) * math.fsum(x * x for x in v))
     return [x / norm for x in v] if norm > 0.0 else v
+
+
+def _transpose(A: Matrix) -> Matrix:
+    """Return A^T, a list of rows like every matrix here."""
+    return [list(column) for column in zip(*A)]
+
+
+def _product(A: Matrix, B: Matrix, dots: Dots) -> Matrix:
+    """Return A B, as dots(A, B^T): the model's sums, whichever summation it uses."""
+    return dots(A, _transpose(B))
 
 
 def loss_and_gradients(params: Params, table: Matrix, batch: Sequence[Question],
@@ -246,15 +276,17 @@ def loss_and_gradients(params: Params, table: Matrix, batch: Sequence[Question],
     for question in batch:
         loss, dS, _, _ = question_gradient(question_scores(table, question), question, model)
         losses.append(loss)
-        dS_X.append(model.dots([dS], list(zip(*question.X)))[0])  # dS X: 1 x d_model
+        dS_X.append(_product([dS], question.X, model.dots)[0])  # dS X: 1 x d_model
     factor = model.c / len(batch)
     if model.per_question:
         dS_X = [_unit(v, question.x_q) for v, question in zip(dS_X, batch)]
         factor = 1.0 / len(batch)
-    X_q = list(zip(*(question.x_q for question in batch)))  # x_q^T: d_model x batch
-    G = [[factor * g for g in row] for row in model.dots(X_q, list(zip(*dS_X)))]
-    return math.fsum(losses) / len(batch), (model.dots(G, list(zip(*W_K))),
-                                            model.dots(list(zip(*G)), list(zip(*W_Q))))
+    X_q = [question.x_q for question in batch]  # row i: the query token of question i
+    # G = factor sum_i x_q_i^T (dS X)_i = factor X_q^T (dS X): d_model x d_model
+    G = [[factor * g for g in row] for row in _product(_transpose(X_q), dS_X, model.dots)]
+    dW_Q = _product(G, W_K, model.dots)  # G W_K: d_model x d_k
+    dW_K = _product(_transpose(G), W_Q, model.dots)  # G^T W_Q: d_model x d_k
+    return math.fsum(losses) / len(batch), (dW_Q, dW_K)
 
 
 def accuracy(task: Task, table: Matrix) -> float:
@@ -283,6 +315,11 @@ def sgd(lr: float) -> Step:
     return step
 
 
+def _zeros(W: Matrix) -> Matrix:
+    """Return a new matrix of zeros with the shape of W."""
+    return [[0.0] * len(row) for row in W]
+
+
 def adam(lr: float, eps: float = EPS, beta1: float = ADAM_BETAS[0],
          beta2: float = ADAM_BETAS[1]) -> Step:
     """Return the step m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2;
@@ -295,18 +332,21 @@ def adam(lr: float, eps: float = EPS, beta1: float = ADAM_BETAS[0],
     one_minus_b1, one_minus_b2, sqrt = 1.0 - beta1, 1.0 - beta2, math.sqrt
 
     def step(params, grads, state, t):
-        moments = state or [([[0.0] * len(r) for r in W],) * 2 for W in params]
+        if state is None:  # m and v start at 0: two matrices of their own for each W
+            state = [(_zeros(W), _zeros(W)) for W in params]
         root = sqrt(1.0 - beta2 ** t)
         a_t, e_t = lr * root / (1.0 - beta1 ** t), eps * root
-        new_params, new_moments = [], []
-        for W, dW, (m, v) in zip(params, grads, moments):
-            m = [[beta1 * a + one_minus_b1 * g for a, g in zip(ar, gr)] for ar, gr in zip(m, dW)]
-            v = [[beta2 * b + one_minus_b2 * g * g for b, g in zip(br, gr)]
-                 for br, gr in zip(v, dW)]
-            new_params.append([[w - a_t * a / (sqrt(b) + e_t) for w, a, b in zip(wr, ar, br)]
-                               for wr, ar, br in zip(W, m, v)])
-            new_moments.append((m, v))
-        return tuple(new_params), new_moments
+        new_params, new_state = [], []
+        for W, dW, (m, v) in zip(params, grads, state):
+            m = [[beta1 * m_ij + one_minus_b1 * g for m_ij, g in zip(m_row, g_row)]
+                 for m_row, g_row in zip(m, dW)]
+            v = [[beta2 * v_ij + one_minus_b2 * g * g for v_ij, g in zip(v_row, g_row)]
+                 for v_row, g_row in zip(v, dW)]
+            new_params.append([[w - a_t * m_ij / (sqrt(v_ij) + e_t)
+                                for w, m_ij, v_ij in zip(w_row, m_row, v_row)]
+                               for w_row, m_row, v_row in zip(W, m, v)])
+            new_state.append((m, v))
+        return tuple(new_params), new_state
     return step
 
 
@@ -364,7 +404,7 @@ def _train(task: Task, params: Params, model: Model, step: Step, max_steps: int,
 def train(seed: int, d_k: int, *, scale: str, optimizer: str, lr: float,
           readout: str = "fixed", eps: float = EPS, init_factor: float = 1.0,
           max_steps: int = MAX_STEPS, stop_at_target: bool = True, late: int = 0,
-          summation: str = "fsum") -> Run:
+          summation: str = "fsum", backward: str = "library") -> Run:
     """Return a training run: held-out accuracy after each step of `optimizer` at rate lr.
 
     Each step: BATCH fresh questions (the same for every arm of a seed), L = their mean
@@ -372,9 +412,11 @@ def train(seed: int, d_k: int, *, scale: str, optimizer: str, lr: float,
     the share of the HELD_OUT questions whose largest logit is at j*.  W_Q, W_K: D_MODEL x
     d_k, drawn from the seed and d_k, times init_factor.  optimizer: "sgd", "adam", or
     PER_QUESTION (Adam on G = mean_i G_i / |G_i|).  summation: "fsum" (correctly rounded)
-    or "naive" (left to right) for the model's products.  The run stops at the first step
-    with accuracy >= TARGET (unless stop_at_target is False) once step `late` is passed;
-    a run whose weights diverge stops there, and a miss has steps_to_target None.
+    or "naive" (left to right) for the model's products; backward: "library"
+    (softmax.softmax_backward) or "textbook" (textbook_softmax_backward).  The run stops
+    at the first step with accuracy >= TARGET (unless stop_at_target is False) once step
+    `late` is passed; a run whose weights diverge stops there, and a miss has
+    steps_to_target None.
 
     >>> run = train(100, 16, scale="1", optimizer="sgd", lr=0.125, max_steps=3,
     ...             stop_at_target=False)
@@ -382,7 +424,7 @@ def train(seed: int, d_k: int, *, scale: str, optimizer: str, lr: float,
     (4, 3, 3.21, [0.15, 0.26, 0.23, 0.26])
     """
     return _train(make_task(seed), initial_weights(seed, d_k, init_factor),
-                  model(scale, d_k, readout, optimizer, summation),
+                  model(scale, d_k, readout, optimizer, summation, backward),
                   optimizer_step(optimizer, lr, eps), max_steps, stop_at_target, late)
 
 

@@ -8,6 +8,7 @@ tables (`blocks`, through <!--begin:NAME--> markers), and prints the same tables
 
 Public API (`__all__`):
     tables(results)              every table, from the records of one command
+    sweep_summary(rates)         the grids of a stored sweep, and which were widened
     row_of(table, optimizer, scale, d_k)    one arm's row of the steps table
     report(data)                 the printed report, as lines
     blocks(data), values(data)   the Markdown blocks and inline values of the docs
@@ -22,6 +23,7 @@ python3 experiments/learning.py --help runs the experiment.
 """
 
 import math  # floor, log10, inf
+import statistics  # median: the least a median over misses can be
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal  # interval ends rounded outward
 from typing import Dict, List, Optional, Sequence, Tuple
 import os  # the library's folder, when run as a script
@@ -30,13 +32,13 @@ import sys  # sys.path, when run as a script
 if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from experiments.learning_measure import (POINTER_SCALES, LATE, LONG, Logits, Diagnostics, paired,
-                                          sign_test, summarise)
+from experiments.learning_measure import (POINTER_SCALES, LATE, LONG, MISS, Logits, Diagnostics,
+                                          coverage_text, paired, rate, sign_test, summarise)
 from experiments.learning_model import MAX_STEPS, OPTIMIZERS, PER_QUESTION, SCALES, TARGET
-from stats import median_interval
+from stats import median_interval, scale_factor
 
-__all__ = ["tables", "row_of", "report", "blocks", "values", "markdown_table", "text_table",
-           "fmt", "fmt_rate", "steps_text", "seed_range", "NAMES", "SLUGS"]
+__all__ = ["tables", "sweep_summary", "row_of", "report", "blocks", "values", "markdown_table",
+           "text_table", "fmt", "fmt_rate", "steps_text", "seed_range", "NAMES", "SLUGS"]
 
 Row = dict
 NAMES = {"sgd": "SGD", "adam": "Adam", PER_QUESTION: "Adam, per question"}
@@ -63,6 +65,13 @@ def _rank(v: Optional[float]) -> float:
     return math.inf if v is None else v
 
 
+def _at_least(steps: Sequence[Optional[int]]) -> float:
+    """The least the median can be: each miss counted as MISS, the fewest steps it stands
+    for.  It is the median itself when neither middle value is a miss, and MISS when both
+    are."""
+    return statistics.median([MISS if v is None else v for v in steps])
+
+
 def _hull(low: Optional[float], high: Optional[float],
           medians: Sequence[Optional[float]]) -> List[Optional[float]]:
     """The published interval: the hull of the order-statistic interval over seeds and of
@@ -78,16 +87,29 @@ def _arm_row(arm: tuple, records: List[dict], perturbed: List[dict], naive: dict
     medians = [summarise(steps).median for steps in again]
     per_seed = list(zip(_steps(records), *again))
     row = {"optimizer": arm[0], "scale": arm[1], "d_k": arm[2], "lr": records[0]["lr"],
-           "steps": _steps(records), **s._asdict(), "perturbed_medians": medians,
+           "steps": _steps(records), **s._asdict(), "at_least": _at_least(_steps(records)),
+           "perturbed_medians": medians,
+           "perturbed_at_least": [_at_least(steps) for steps in again],
            "perturbed_misses": sum(steps.count(None) for steps in again),
            "perturbed_runs": sum(map(len, again)),
            "seeds_changed": sum(len(set(steps)) > 1 for steps in per_seed) if again else None,
+           "runs_moved": [_moved(steps, _steps(records)) for steps in again],
            "published": _hull(s.low, s.high, medians)}
     if arm in naive:
         steps = _steps(naive[arm])
         row["naive"] = {**summarise(steps)._asdict(), "steps": steps, "seeds_changed": sum(
             a != b for a, b in zip(steps, row["steps"]))}
     return row
+
+
+FAR = 10  # steps: a perturbed run that moves this far (or across the cap) moves far
+
+
+def _moved(steps: Sequence[Optional[int]], reference: Sequence[Optional[int]]) -> List[int]:
+    """[how many runs differ from the reference's, how many of them by FAR steps or more or
+    across the cap], seed by seed."""
+    moved = [(a, b) for a, b in zip(steps, reference) if a != b]
+    return [len(moved), sum(None in pair or abs(pair[0] - pair[1]) >= FAR for pair in moved)]
 
 
 def tables(results: dict) -> dict:
@@ -102,6 +124,24 @@ def tables(results: dict) -> dict:
             "logits": _logits_table(results["logits"]),
             "fixed_logits": _logits_table(_fixed_rate_logits(results)),
             "per_question": _per_question_table(results, table), "long": _long_table(results)}
+
+
+def sweep_summary(rates: dict) -> Row:
+    """Return how many grids a stored sweep (tuned_rates.json) holds, the keys of those
+    widened beyond their first 2 x (rates either side) + 1 rates, and, for each arm of the
+    intervention, the top of the grid the identity would have given it (Adam's carry)."""
+    rule = rates["rule"]
+    first = 2 * rule["rates either side"] + 1
+    tops = {}
+    for key in rates["arms"]:
+        optimizer, _, scale, d_k = key.split(" ")
+        if optimizer == PER_QUESTION:
+            ratio = scale_factor("1/sqrt(d_k)", int(d_k)) / scale_factor(scale, int(d_k))
+            k = round(2 * math.log2(rule["guess, 1/sqrt(d_k)"][optimizer])) + round(
+                math.log2(ratio) * rule["half-octaves per octave of c/c'"]["adam"])
+            tops[key] = rate(k + rule["rates either side"])
+    return {"grids": len(rates["arms"]), "identity_tops": tops,
+            "widened": [key for key, arm in rates["arms"].items() if len(arm["grid"]) > first]}
 
 
 def row_of(table: Sequence[Row], optimizer: str, scale: str, d_k: int) -> Optional[Row]:
@@ -135,6 +175,7 @@ def _diagnostics_table(results: dict) -> List[Row]:
     groups = _groups(results["diagnostics"], ("scale", "d_k"))
     order = sorted(groups, key=lambda key: (key[1], SCALES.index(key[0])))
     return [{"readout": results["settings"]["readout"], "scale": s, "d_k": d_k,
+             "n": len(groups[s, d_k]),
              **{f: _median([r[f] for r in groups[s, d_k]]) for f in Diagnostics._fields}}
             for s, d_k in order]
 
@@ -161,7 +202,8 @@ def _pointer_table(results: dict) -> List[Row]:
 def _summary(records: Sequence[dict]) -> Row:
     s = summarise(_steps(records))
     return {"lr": records[0]["lr"], "median": s.median, "low": s.low, "high": s.high,
-            "misses": s.misses}
+            "misses": s.misses, "n": s.n, "at_least": _at_least(_steps(records)),
+            "steps": _steps(records)}
 
 
 def _transfer_table(results: dict, table: Sequence[Row]) -> List[Row]:
@@ -228,6 +270,14 @@ def steps_text(v: Optional[float], cap: int = MAX_STEPS) -> str:
     return f">{cap}" if v is None else f"{v:g}"
 
 
+def _median_text(median: Optional[float], at_least: float) -> str:
+    """A median as printed: '7.5'; '>300' when both middle values are misses; '≥251.5'
+    when one is, since a miss stands for at least MISS steps."""
+    if median is None and at_least < MISS:
+        return f"≥{at_least:g}"
+    return steps_text(median)
+
+
 def _decimals(values: Sequence[Optional[float]]) -> int:
     """The decimals the interval's width supports (its first digit, or first two below 3),
     and, for positive values, enough to show the smallest one."""
@@ -269,14 +319,15 @@ def fmt(median: float, low: Optional[float], high: Optional[float],
 def _cell(row: Row) -> str:
     """median [published interval], * marking a rounding-sensitive arm."""
     low, high = row["published"]
-    return (f"{steps_text(row['median'])} [{steps_text(low)}, {steps_text(high)}]"
-            + ("*" if row["seeds_changed"] else ""))
+    return (f"{_median_text(row['median'], row['at_least'])} [{steps_text(low)}, "
+            f"{steps_text(high)}]" + ("*" if row["seeds_changed"] else ""))
 
 
 def _steps_cell(s: Optional[Row]) -> str:
     if s is None:
         return "-"
-    return f"{steps_text(s['median'])} [{steps_text(s['low'])}, {steps_text(s['high'])}]"
+    return (f"{_median_text(s['median'], s['at_least'])} [{steps_text(s['low'])}, "
+            f"{steps_text(s['high'])}]")
 
 
 def _rate_cell(s: Optional[Row]) -> str:
@@ -330,10 +381,11 @@ def _full_rows(data: dict) -> Tuple[List[str], List[List[str]]]:
     rows = []
     for r in data["table"]:
         naive = r.get("naive")
+        medians = zip([r["median"]] + r["perturbed_medians"],
+                      [r["at_least"]] + r["perturbed_at_least"])
         rows.append([NAMES[r["optimizer"]], r["scale"], str(r["d_k"]), fmt_rate(r["lr"]),
-                     steps_text(r["median"]), f"[{steps_text(r['low'])}, "
-                     f"{steps_text(r['high'])}]", " ".join(map(steps_text, [
-                         r["median"]] + r["perturbed_medians"])),
+                     _median_text(r["median"], r["at_least"]), f"[{steps_text(r['low'])}, "
+                     f"{steps_text(r['high'])}]", " ".join(_median_text(*m) for m in medians),
                      "-" if r["seeds_changed"] is None else f"{r['seeds_changed']} of {r['n']}",
                      f"{r['perturbed_misses']} of {r['perturbed_runs']}",
                      _cell(r).rstrip("*"), "-" if naive is None else
@@ -409,6 +461,19 @@ def _per_question_rows(data: dict) -> Tuple[List[str], List[List[str]]]:
                     for r in data["per_question"]]
 
 
+def _missed_cell(s: Row) -> str:
+    return f"{_rate_cell(s)}, {s['misses']} of {s['n']} missed"
+
+
+def _backward_rows(findings: dict) -> Tuple[List[str], List[List[str]]]:
+    """Plain and per-question Adam on the fresh seeds, with each backward pass."""
+    header = ["backward", "scale", "d_k", "Adam: rate, steps", "per question: rate, steps"]
+    return header, [[name, r["scale"], str(r["d_k"]), _missed_cell(r["adam"]),
+                     _missed_cell(r["intervention"])]
+                    for name in ("library", "textbook")
+                    for r in findings[name]["per_question"]]
+
+
 def _long_rows(data: dict) -> Tuple[List[str], List[List[str]]]:
     header = ["optimizer", "scale", "d_k", "seed", f"steps, cap {LONG}",
               f"k = 1..7, cap {MAX_STEPS}"]
@@ -477,7 +542,9 @@ def blocks(data: dict) -> Dict[str, str]:
               "learning-logits": _logits_rows(data["logits"]),
               "learning-fixed-logits": _logits_rows(data["fixed_logits"]),
               "learning-per-question": _per_question_rows(data),
-              "learning-long": _long_rows(data)}
+              "learning-long": _long_rows(data),
+              "learning-fresh-pointer": _pointer_rows(data["findings"]["pointer"]),
+              "learning-backward": _backward_rows(data["findings"])}
     return {name: "\n".join(markdown_table(*rows)) for name, rows in tables.items()}
 
 
@@ -520,10 +587,8 @@ def _paired_values(data: dict) -> Dict[str, str]:
     share their seeds' tasks, so their pairs are not independent."""
     out = {f"learning.paired.{p['optimizer']}.{SLUGS[p['scale']]}.{p['d_k']}": _count_text(p)
            for p in data["paired"]}
-    for readout in ("fixed", "pointer"):
-        rows = [p[readout] for p in data["pointer"]]
-        total = {k: sum(c[k] for c in rows) for k in ("slower", "faster", "tied", "both missed")}
-        out[f"learning.pointer.{readout}"] = _count_text(total)
+    for readout, text in _pointer_totals(data).items():
+        out[f"learning.pointer.{readout}"] = text
     return out
 
 
@@ -531,7 +596,49 @@ def _count_text(counts: Row) -> str:
     """'8 of 10 slower, 0 faster, 2 tied', and the sign test's p where counts has one."""
     n = sum(counts[k] for k in ("slower", "faster", "tied", "both missed"))
     text = f"{counts['slower']} of {n} slower, {counts['faster']} faster, {counts['tied']} tied"
+    text += f", {counts['both missed']} both missed" if counts["both missed"] else ""
     return text + (f" (sign test p = {_p(counts['p'])})" if "p" in counts else "")
+
+
+def _pointer_totals(data: dict) -> Dict[str, str]:
+    """The pointer control's pairs summed over d_k (no p-value: the d_k share their seeds'
+    tasks, so their pairs are not independent), by readout."""
+    out = {}
+    for readout in ("fixed", "pointer"):
+        rows = [p[readout] for p in data["pointer"]]
+        out[readout] = _count_text({k: sum(c[k] for c in rows)
+                                    for k in ("slower", "faster", "tied", "both missed")})
+    return out
+
+
+def _finding_values(data: dict) -> Dict[str, str]:
+    """The findings beside the published tables: their fresh seeds, the pointer control's
+    pairs on them, the per-question runs that miss with each backward pass, and the sweep's
+    widened grids."""
+    findings = data["findings"]
+    out = {"learning.fresh.seeds": seed_range(findings["pointer"]["settings"]["seeds"])}
+    for readout, text in _pointer_totals(findings["pointer"]).items():
+        out[f"learning.fresh.pointer.{readout}"] = text
+    for name in ("library", "textbook"):
+        for r in findings[name]["per_question"]:
+            s = r["intervention"]
+            out[f"learning.backward.{name}.{SLUGS[r['scale']]}.{r['d_k']}"] = (
+                f"{s['misses']} of {s['n']}")
+    for library, textbook in zip(*(findings[name]["per_question"] for name in
+                                   ("library", "textbook"))):  # seed by seed
+        out[f"learning.backward.paired.{SLUGS[library['scale']]}.{library['d_k']}"] = (
+            _count_text(_counts(library["intervention"]["steps"],
+                                textbook["intervention"]["steps"])))
+    widened = data["sweep"]["widened"]
+    out["learning.sweep.widened"] = f"{len(widened)} of {data['sweep']['grids']}"
+    for scale in POINTER_SCALES:
+        rows = [r for r in data["per_question"] if r["scale"] == scale]
+        out[f"learning.lr.{PER_QUESTION}.{SLUGS[scale]}"] = _joined(
+            [fmt_rate(r["intervention"]["lr"]) for r in rows])
+        out[f"learning.sweep.identity-tops.{SLUGS[scale]}"] = _joined(
+            [fmt_rate(data["sweep"]["identity_tops"][f"{PER_QUESTION} fixed {scale} {r['d_k']}"])
+             for r in rows])
+    return out
 
 
 def _rounding_values(data: dict) -> Dict[str, str]:
@@ -542,6 +649,9 @@ def _rounding_values(data: dict) -> Dict[str, str]:
         out[f"learning.perturbed-misses.{name}"] = (
             f"{sum(r['perturbed_misses'] for r in rows)} of "
             f"{sum(r['perturbed_runs'] for r in rows):,}")
+    moved = [m for r in data["table"] for m in r["runs_moved"]]
+    out["learning.perturbed.moved-far"] = (f"{sum(m[1] for m in moved)} of the "
+                                           f"{sum(m[0] for m in moved)}")
     changed = [r for r in data["table"] if r["naive"]["seeds_changed"]]
     out["learning.naive.arms-changed"] = f"{len(changed)} of {len(data['table'])}"
     out["learning.naive.outside"] = str(sum(not _inside(r) for r in data["table"]))
@@ -575,9 +685,12 @@ def values(data: dict) -> Dict[str, str]:
     s = data["settings"]
     out = {"learning.seeds": seed_range(s["seeds"]),
            "learning.tuning-seeds": seed_range(s["tuning_seeds"]),
-           "learning.coverage": f"{data['table'][0]['coverage']:.1%}"}
+           "learning.coverage": coverage_text([r["n"] for r in data["table"]]),
+           "learning.coverage.logits": coverage_text([r["n"] for r in data["logits"]]),
+           "learning.coverage.fixed-logits": coverage_text(
+               [r["n"] for r in data["fixed_logits"]])}
     for part in (_arm_values, _logit_values, _diagnostic_values, _paired_values,
-                 _rounding_values, _other_values):
+                 _rounding_values, _other_values, _finding_values):
         out.update(part(data))
     return out
 

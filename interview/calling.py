@@ -5,13 +5,21 @@ flag, the scale and the block size, read from its signature.
                                                 needs (NAME(Q, K, V), NAME(x), ...)
     arguments(plan, case, conventions)          (args, kwargs), or None when the function
                                                 takes no parameter for what the case passes
+    needs(plan, case)                           the option the function lacks for the case
+    takes(plan)                                 the options it can be passed
 
-The spellings taken (PyTorch's, FlashAttention's, JAX's and this project's), by keyword:
+The spellings taken (PyTorch's, FlashAttention's, JAX's and this project's):
     mask        mask, attn_mask, attention_mask      True = may attend (see --mask-true-blocks)
     causal      is_causal, causal
     scale       scale, softmax_scale
     block_size  block_size, block, chunk_size, tile_size, Bc, B_c  (else the next positional)
     dropout     dropout_p, dropout                   0.0 when it has no default
+
+An option goes by keyword, or by position when its parameter is positional-only (before
+a `/`): then it always gets the value the case implies (a mask that blocks nothing, False,
+the default scale), since a later one can only be passed after it.
+
+Public API (`__all__`): plan, arguments, needs, takes, Plan, CallError, SPELLINGS.
 
 python3 interview/check.py --help runs the checker.
 """
@@ -24,6 +32,8 @@ if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from interview.judge import Case, Conventions
+
+__all__ = ["plan", "arguments", "needs", "takes", "Plan", "CallError", "SPELLINGS"]
 
 SPELLINGS = {
     "mask": ("mask", "attn_mask", "attention_mask"),
@@ -42,43 +52,65 @@ class CallError(Exception):
 class Plan(NamedTuple):
     name: str  # the function's name in the file
     labels: tuple  # the positional arguments passed, by the names the report uses
-    keywords: dict  # option ("mask", "causal", ...) -> the parameter's name
+    keywords: dict  # option ("mask", "causal", ...) -> the parameter's name, passed by keyword
     required: tuple  # the options whose parameter has no default: always passed
     unexercised: tuple  # parameters whose names suggest a mask or a causal flag, not passed
-    block_positional: bool = False  # the block size goes after the positional arguments
+    positional: tuple = ()  # (option, the parameter's name) passed by position, in order
 
 
 def plan(info: dict, labels: tuple, block: bool = False) -> Plan:
     """The Plan for a loaded function: info is runner.Child.info."""
     name, params = info["name"], info["params"]
     if params is None:  # no signature (a builtin): positional arguments only
-        return Plan(name, labels, {}, (), (), block)
+        return Plan(name, labels, {}, (), (), (("block_size", "block_size"),) * block)
     calls = f"{name}({', '.join(p[0] for p in params)})"
     positional = [p for p in params if p[1] in POSITIONAL]
     spread = any(p[1] == "VAR_POSITIONAL" for p in params)
-    block_positional = block and not _named(params, "block_size") and (
-        spread or _unspelled(positional[len(labels):len(labels) + 1]))
-    if block and not block_positional and not _named(params, "block_size"):
-        raise CallError(f"{calls} takes no block size: name a parameter block_size")
-    wanted = len(labels) + block_positional
-    if len(positional) < wanted and not spread:
+    if len(positional) < len(labels) and not spread:
         raise CallError(f"{calls} cannot be called as {name}({', '.join(labels)})")
-    rest = [p for p in params if p not in positional[:wanted] and not p[1].startswith("VAR_")]
-    keywords = {option: _named(rest, option) for option in SPELLINGS if _named(rest, option)}
-    used = set(keywords.values())
+    rest = [p for p in params if p not in positional[:len(labels)] and
+            not p[1].startswith("VAR_")]
+    by_position = _by_position(rest, block, spread)
+    passed = {p for _, p in by_position}
+    keywords = {option: _named(rest, option) for option in SPELLINGS
+                if option not in dict(by_position) and _named(rest, option)}
+    if block and "block_size" not in dict(by_position) and "block_size" not in keywords:
+        raise CallError(f"{calls} takes no block size: name a parameter block_size")
+    used = set(keywords.values()) | passed
     missing = [p[0] for p in rest if not p[2] and p[0] not in used]
     if missing:
         raise CallError(f"{name}: parameter {missing[0]} has no default, and the checker "
                         f"passes only {', '.join(labels)} and the options of docs/checker.md")
     unexercised = tuple(p[0] for p in rest if p[0] not in used and (
         "mask" in p[0].lower() or "causal" in p[0].lower()))
-    required = tuple(o for o, n in keywords.items() if not next(p[2] for p in rest if p[0] == n))
-    return Plan(name, labels, keywords, required, unexercised, block_positional)
+    defaults = {p[0]: p[2] for p in rest}  # *args has none: it is required
+    required = tuple(o for o, n in list(keywords.items()) + list(by_position)
+                     if not defaults.get(n, False))
+    return Plan(name, labels, keywords, required, unexercised, by_position)
 
 
-def _unspelled(params: list) -> bool:
-    """There is a parameter, and its name is none of the options' spellings."""
-    return bool(params) and not any(params[0][0] in names for names in SPELLINGS.values())
+def _by_position(rest: list, block: bool, spread: bool) -> tuple:
+    """((option, parameter), ...) passed by position after the labels: the positional-only
+    parameters spelled as options, up to the first that is not; in the one-pass mode, the
+    block size where no parameter is spelled block_size (the next positional parameter, or
+    *args)."""
+    found = []
+    for p in rest:
+        option = _option(p[0])
+        if p[1] != "POSITIONAL_ONLY" or option is None:
+            break
+        found.append((option, p[0]))
+    if not block or any(o == "block_size" for o, _ in found) or _named(rest, "block_size"):
+        return tuple(found)
+    after = [p for p in rest if p[1] in POSITIONAL][len(found):len(found) + 1]
+    if after and _option(after[0][0]) is None:  # the next positional parameter, unspelled
+        return tuple(found) + (("block_size", after[0][0]),)
+    return tuple(found) + ((("block_size", "*args"),) if spread and not after else ())
+
+
+def _option(parameter: str) -> Optional[str]:
+    """The option a parameter's name spells, or None."""
+    return next((o for o, names in SPELLINGS.items() if parameter in names), None)
 
 
 def _named(params: list, option: str) -> Optional[str]:
@@ -87,36 +119,40 @@ def _named(params: list, option: str) -> Optional[str]:
                  and p[1] != "POSITIONAL_ONLY"), None)
 
 
+def takes(plan: Plan) -> set:
+    """The options the function can be passed, by keyword or by position."""
+    return set(plan.keywords) | {option for option, _ in plan.positional}
+
+
 def arguments(plan: Plan, case: Case, conventions: Conventions) -> Optional[tuple]:
     """(args, kwargs) for the case; None when the function has no parameter for it."""
-    needs = [o for o, given in (("mask", case.mask is not None), ("causal", case.causal),
-                                ("scale", case.scale is not None)) if given]
-    if any(option not in plan.keywords for option in needs):
+    if needs(plan, case):
         return None
-    args, kwargs, spelled = list(case.args), {}, plan.keywords
-    mask = case.mask
-    if mask is None and "mask" in plan.required:
-        mask = _everywhere(case)
-    if mask is not None:
-        kwargs[spelled["mask"]] = _flip(mask, conventions.true_blocks)
-    if "causal" in spelled:
-        kwargs[spelled["causal"]] = case.causal
-    if case.scale is not None or "scale" in plan.required:
-        kwargs[spelled["scale"]] = case.scale if case.scale is not None else _default(case)
-    if "dropout" in plan.required:  # a default is left alone: it may be a module, not p
-        kwargs[spelled["dropout"]] = 0.0
-    if case.block_size is not None:
-        if plan.block_positional:
-            args.append(case.block_size)
-        else:
-            kwargs[spelled["block_size"]] = case.block_size
+    given = {"mask": case.mask is not None, "causal": True, "scale": case.scale is not None,
+             "dropout": False, "block_size": case.block_size is not None}  # by keyword
+    args = list(case.args) + [_value(option, case, conventions)
+                              for option, _ in plan.positional]
+    kwargs = {parameter: _value(option, case, conventions)
+              for option, parameter in plan.keywords.items()
+              if given[option] or option in plan.required}
     return args, kwargs
 
 
+def _value(option: str, case: Case, conventions: Conventions):
+    """What the case passes for an option: its own, else what it implies (a mask that blocks
+    nothing, the default scale, no dropout)."""
+    if option == "mask":
+        mask = case.mask if case.mask is not None else _everywhere(case)
+        return _flip(mask, conventions.true_blocks)
+    if option == "scale":
+        return case.scale if case.scale is not None else _default(case)
+    return {"causal": case.causal, "dropout": 0.0, "block_size": case.block_size}[option]
+
+
 def needs(plan: Plan, case: Case) -> str:
-    """The option the function lacks for the case ("mask", "causal", "scale")."""
+    """The option the function lacks for the case ("mask", "causal", "scale"), or ""."""
     for option, given in (("mask", case.mask), ("causal", case.causal), ("scale", case.scale)):
-        if given is not None and given is not False and option not in plan.keywords:
+        if given is not None and given is not False and option not in takes(plan):
             return option
     return ""
 

@@ -9,18 +9,35 @@ Vocabulary (the modes, mode_*.py, build these; check.py runs them):
     Expectation  what a mode knows of one case: reference, variants, the answers a query with
                  no key may get, and how to read and explain an answer
     Conventions  what the run has stated or learnt: mask polarity, causal alignment, the
-                 mistakes that earlier cases ruled out or named
+                 mistakes that earlier cases ruled out or named, the answers seen
     Verdict      status "ok", "NOTE", "FAIL" or "skip", the mistake, the numbers
 
 A verdict names a mistake only when its answer matches, and never one that an earlier case
-passed where that mistake would have shown: the cases are ordered so that each trap comes
-after the cases that rule out its look-alikes.
+showed the candidate does not make (the promise of docs/checker.md):
+- a variant (a slip whose answer is computed): an earlier case where it would have changed
+  the answer, and the candidate's was right;
+- a lower precision: most of the earlier cases where that format's own answer is off,
+  each where the candidate's was neither nearly that answer nor off by as much (within 8x);
+- a described mistake (another scale): an earlier case whose Expectation.rules_out says so.
+The named cases are ordered so that each trap comes after the cases that rule out its
+look-alikes.
+
+    judge(case, first, second, expect, conventions) -> Verdict
+    agrees(first, second, expect, conventions) -> bool   the battery's quick verdict: right?
+    batch(case, mode, twin=None), expect_batch(case, mode, conventions)
+
+Public API (`__all__`): judge, agrees, batch, expect_batch, close, worst, entry, tolerance,
+same_shape, shape, Mistake, Variant, NoKey, Verdict, Case, Expectation, Mode, Conventions,
+TOL, LOW, TIME_OUT, DIED, NOT_RUN, UNREADABLE, UNREADABLE_ANSWER, NONDETERMINISTIC,
+MUTATED, RAISED, IMPORT_FAILED, NEEDS_ARRAYS, WRONG_SHAPE, NOT_FINITE, ROUNDED, PRECISION,
+UNNAMED, NO_ERROR, NOT_VALUE_ERROR, NAN_ROW, ODD_ERROR, UNMASKED_ROW, OTHER_ROW,
+FIRST_BATCH, BATCH_DROPPED.
 
 python3 interview/check.py --help runs the checker.
 """
 
 import math  # isfinite, log, inf
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
@@ -33,6 +50,16 @@ TOL = 1e-9  # an entry passes within TOL * max(1, the largest |entry| of the ans
 NO_KEY_TOL = 1e-5  # the same for a convention of a query with no key: they differ by far more
 LOW = [f for f in FORMATS if f != "float64"]  # float16, bfloat16, float32
 ARRAY_CODE = ("'list' object has no attribute", "for @: 'list'")  # NumPy code given lists
+NEAR = 0.1  # an answer within NEAR x its error of a format's own answer is that format's
+APART = math.log(8.0)  # a format's error within 8x of the candidate's describes it
+
+__all__ = ["judge", "agrees", "batch", "expect_batch", "close", "worst", "entry", "tolerance",
+           "same_shape", "shape", "Mistake", "Variant", "NoKey", "Verdict", "Case",
+           "Expectation", "Mode", "Conventions", "TOL", "LOW", "TIME_OUT", "DIED", "NOT_RUN",
+           "UNREADABLE", "UNREADABLE_ANSWER", "NONDETERMINISTIC", "MUTATED", "RAISED",
+           "IMPORT_FAILED", "NEEDS_ARRAYS", "WRONG_SHAPE", "NOT_FINITE", "ROUNDED", "PRECISION",
+           "UNNAMED", "NO_ERROR", "NOT_VALUE_ERROR", "NAN_ROW", "ODD_ERROR", "UNMASKED_ROW",
+           "OTHER_ROW", "FIRST_BATCH", "BATCH_DROPPED"]
 
 
 class Mistake(NamedTuple):
@@ -81,10 +108,12 @@ class Expectation(NamedTuple):
     precision: Optional[Callable] = None  # fmt -> the answer computed in that format
     explain: Optional[Callable] = None  # answer -> (Mistake, detail) or None
     veto: Optional[Callable] = None  # answer within tolerance -> (Mistake, detail) or None
+    rules_out: Optional[Callable] = None  # answer -> the described mistakes it shows absent
 
 
 class Mode(NamedTuple):
-    """One mode of the checker: what it calls, its cases, and how it reads an answer."""
+    """One mode of the checker: what it calls, its cases, how it reads an answer, and how
+    its random cases are drawn and shrunk (battery.py)."""
     name: str  # "attention", "softmax", "backward", "online", "mha"
     names: tuple  # the function names looked for, in order
     labels: tuple  # the positional arguments, by the names the report uses
@@ -94,8 +123,19 @@ class Mode(NamedTuple):
     twin: Callable  # Case -> the second batch element
     unpack: Callable  # (value, batched) -> the answer inside a pair or a dict
     stack: Callable  # (answer, answer) -> the two along the batch axis
+    draw: Callable  # (rng, options taken, like=None) -> a random Case (like's shapes, options)
+    axes: Callable  # Case -> [(axis, length, keep(Case, indices) -> Case)], in shrinking order
+    describe: Callable  # Case -> its shapes and options, for the battery's lines
     block: bool = False  # the function takes a block size too
     header: str = ""  # the convention the report states
+
+
+class _Seen(NamedTuple):
+    """An answer an earlier case got, kept to tell whether it rules out a described mistake."""
+    expect: Expectation
+    got: object
+    error: float  # the largest error of got
+    ruled: Dict[Mistake, bool]  # what has been worked out of it so far
 
 
 class Conventions:
@@ -106,6 +146,22 @@ class Conventions:
         self.stated = {"true_blocks": true_blocks is not None, "align": align is not None}
         self.true_blocks, self.align = bool(true_blocks), align or "top-left"
         self.ruled_out, self.named = set(), []
+        self.passed = 0  # the cases the candidate got right
+        self.seen: List[_Seen] = []  # every answer of the shape expected, in order
+
+    def settle(self) -> None:
+        """From now on the conventions are fixed: an answer in another is a FAIL."""
+        self.stated = {key: True for key in self.stated}
+
+    def shown_absent(self, mistake: Mistake) -> bool:
+        """Earlier answers showed the candidate does not make this described mistake: for a
+        lower precision, most of the earlier cases where that format is off (its error
+        fluctuates from case to case); for another, one case."""
+        said = [_rules_out(seen, mistake) for seen in self.seen]
+        if mistake in PRECISION.values():
+            shown = [s for s in said if s is not None]
+            return 2 * sum(shown) > len(shown)
+        return any(said)
 
 
 # --------------------------------------------------------------- the generic mistakes
@@ -141,9 +197,9 @@ BATCH_DROPPED = Mistake("batch axis dropped", "checker.md#arrays-and-batches")
 
 # ------------------------------------------------------------------------ batches
 
-def batch(case: Case, mode: Mode) -> Case:
-    """The case and its twin stacked along a leading batch axis."""
-    twin = mode.twin(case)
+def batch(case: Case, mode: Mode, twin: Optional[Case] = None) -> Case:
+    """The case and its twin (by default mode.twin's) stacked along a leading batch axis."""
+    twin = twin or mode.twin(case)
     args = tuple([a, b] if k in mode.per_example else a
                  for k, (a, b) in enumerate(zip(case.args, twin.args)))
     mask = None if case.mask is None else [case.mask, twin.mask]
@@ -170,8 +226,9 @@ def expect_batch(case: Case, mode: Mode, conventions: Conventions) -> Expectatio
     precision = a.precision and b.precision and (
         lambda fmt: _both(both, a.precision(fmt), b.precision(fmt)))
     veto = a.veto and (lambda got: a.veto(got[0]) or b.veto(got[1]))
+    rules_out = a.rules_out and (lambda got: a.rules_out(got[0]) | b.rules_out(got[1]))
     reference = _both(both, a.reference, b.reference)
-    return Expectation(reference, variants, no_key, precision, None, veto)
+    return Expectation(reference, variants, no_key, precision, None, veto, rules_out)
 
 
 def _both(stack: Callable, a, b):
@@ -197,10 +254,28 @@ def judge(case: Case, first, second, expect: Expectation, conventions: Conventio
         verdict = Verdict("NOTE", NO_ERROR)
     else:
         verdict = _returned(first.value, expect, conventions)
+        _remember(first.value, expect, conventions)
     changed = ", ".join(first.mutated)
     if changed and verdict.status == "FAIL":  # the wrong answer first, the change after it
         return verdict._replace(detail=_join(verdict.detail, "changed " + changed))
     return Verdict("FAIL", MUTATED, changed) if changed else verdict
+
+
+def agrees(first, second, expect: Expectation, conventions: Conventions) -> bool:
+    """True when both calls returned the right answer (no veto), the same twice, and changed
+    no argument: judge's "ok" on an ordinary case, without the cost of naming a mistake.  A
+    right answer rules out what it rules out in judge."""
+    replies = (first, second)
+    if any(r is None or r.kind != "returned" or r.mutated for r in replies):
+        return False
+    got, tol = first.value, tolerance(expect.reference)
+    if _apart(first, second, expect.reference) or not close(got, expect.reference, tol):
+        return False
+    if expect.veto and expect.veto(got):
+        return False
+    _passed(expect, conventions)
+    _remember(got, expect, conventions)
+    return True
 
 
 def _apart(first, second, reference) -> str:
@@ -218,8 +293,9 @@ def _apart(first, second, reference) -> str:
 
 
 def _raised(case: Case, reply, expect: Expectation, conventions: Conventions) -> Verdict:
-    """An exception: a refusal (ValueError) is right where the case has no right answer."""
-    refusal = "ValueError" in reply.types
+    """An exception: a refusal (a builtin ValueError) is right where the case has no right
+    answer."""
+    refusal = reply.refusal
     text = "raises " + reply.types[0]
     if case.kind == "error":
         return Verdict("ok", None, text) if refusal else Verdict("NOTE", NOT_VALUE_ERROR, text)
@@ -227,8 +303,8 @@ def _raised(case: Case, reply, expect: Expectation, conventions: Conventions) ->
         return Verdict("ok", None, text) if refusal else Verdict("NOTE", ODD_ERROR, text)
     if any(sign in reply.error for sign in ARRAY_CODE):
         return Verdict("FAIL", NEEDS_ARRAYS, reply.error)
-    passed = bool(conventions.ruled_out)  # an earlier case passed: this input is the trouble
-    if "ArithmeticError" in reply.types or passed and refusal:
+    passed = conventions.passed > 0  # an earlier case passed: this input is the trouble
+    if reply.arithmetic or passed and refusal:
         # exp's overflow, 0/0 after it underflows, or the candidate's own guard against them
         # or against a query its mistake leaves without a key
         broken = [v for v in expect.variants if _has_nan(v.answer)
@@ -246,17 +322,73 @@ def _returned(got, expect: Expectation, conventions: Conventions) -> Verdict:
         veto = expect.veto(got) if expect.veto else None
         if veto:
             return Verdict("FAIL", *veto)
-        conventions.ruled_out |= {v.mistake for v in expect.variants}
+        _passed(expect, conventions)
         return _no_key(got, expect, tol) if _has_none(reference) else Verdict("ok")
     matching = [v for v in expect.variants if close(got, _free(v.answer, reference), tol)]
+    if not conventions.passed and not any(map(math.isfinite, _numbers(got))):
+        # NaN everywhere, and no case right yet: a slip's overflow only if named before
+        matching = [v for v in matching if v.mistake in conventions.named]
     named = _name(matching, conventions)
     if named is None:
-        return _describe(got, expect, tol)
+        return _describe(got, expect, tol, conventions)
     if named.convention and not any(conventions.stated[k] for k in named.convention):
         for key, value in named.convention.items():
             setattr(conventions, key, value)
         return Verdict("NOTE", named.mistake)
     return Verdict("FAIL", named.mistake)
+
+
+def _passed(expect: Expectation, conventions: Conventions) -> None:
+    """A right answer: each variant of the case is ruled out for the rest of the run."""
+    conventions.passed += 1
+    conventions.ruled_out |= {v.mistake for v in expect.variants}
+
+
+def _remember(got, expect: Expectation, conventions: Conventions) -> None:
+    """Keep an answer of the expected shape, for the described mistakes it may rule out."""
+    if expect.reference is not None and same_shape(got, expect.reference):
+        error = worst(got, expect.reference)[0]
+        conventions.seen.append(_Seen(expect, got, error, {}))
+
+
+def _rules_out(seen: _Seen, mistake: Mistake) -> Optional[bool]:
+    """Whether the answer seen shows the candidate does not make the described mistake:
+    for a precision, that format's answer is off there (else None: it shows nothing) and
+    the candidate's is neither nearly it nor off by as much; otherwise, as the case's own
+    rules_out says."""
+    if mistake not in seen.ruled:
+        fmt = next((f for f, m in PRECISION.items() if m == mistake), None)
+        if fmt is not None:
+            seen.ruled[mistake] = _not_in_format(seen, fmt)
+        else:
+            rules_out = seen.expect.rules_out
+            seen.ruled[mistake] = bool(rules_out) and mistake in rules_out(seen.got)
+    return seen.ruled[mistake]
+
+
+def _not_in_format(seen: _Seen, fmt: str) -> Optional[bool]:
+    expect = seen.expect
+    answer = _in_format(expect, fmt)
+    if answer is None or not math.isfinite(seen.error):  # no error to compare
+        return None
+    own = worst(answer, expect.reference)[0]
+    if own <= tolerance(expect.reference):  # the format is as good as float64 here
+        return None
+    if worst(seen.got, answer)[0] <= NEAR * seen.error:  # nearly the format's own answer
+        return False
+    return seen.error == 0.0 or abs(math.log(seen.error / own)) > APART
+
+
+def _in_format(expect: Expectation, fmt: str):
+    """The case's answer computed in fmt; None where there is none to compare (the input is
+    beyond the format, or the answer is not finite)."""
+    if expect.precision is None:
+        return None
+    try:
+        answer = expect.precision(fmt)
+    except ValueError:  # an input beyond the format's range: no answer in it
+        return None
+    return answer if answer is not None and _finite(answer) else None
 
 
 def _free(answer, reference):
@@ -287,10 +419,13 @@ def _no_key(got, expect: Expectation, tol: float) -> Verdict:
     return Verdict("NOTE", OTHER_ROW)
 
 
-def _describe(got, expect: Expectation, tol: float) -> Verdict:
+def _describe(got, expect: Expectation, tol: float, conventions: Conventions) -> Verdict:
     """An answer no known mistake gives: its shape, its largest error, what that error
     looks like (rounding, a lower precision), or the mode's own explanation."""
     reference = expect.reference
+    missing = _none_where(got, reference)
+    if missing:  # the shape is right, but an entry is None
+        return Verdict("FAIL", UNREADABLE_ANSWER, f"None at {missing}, not a number")
     if not same_shape(got, reference):
         return Verdict("FAIL", WRONG_SHAPE, f"{shape(got)}, not {shape(reference)}")
     error, where = worst(got, reference)
@@ -299,13 +434,23 @@ def _describe(got, expect: Expectation, tol: float) -> Verdict:
     places = _decimals(got, reference, error)
     if places is not None:
         return Verdict("FAIL", ROUNDED, f"to {places} decimals")
-    fmt = _format(got, error, expect)
+    fmt = _format(got, error, expect, conventions)
     if fmt:
         return Verdict("FAIL", PRECISION[fmt], f"off by {error:.1e} at {where}")
     explained = expect.explain(got) if expect.explain else None
-    if explained:
+    if explained and not conventions.shown_absent(explained[0]):
         return Verdict("FAIL", *explained)
     return Verdict("FAIL", UNNAMED, f"off by {error:.2g} at {where}")
+
+
+def _none_where(got, want, where: str = "") -> str:
+    """Where got has None and want a number, or ""."""
+    if got is None and isinstance(want, float):
+        return where
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return next((w for w in (_none_where(g, v, f"{where}[{i}]")
+                                 for i, (g, v) in enumerate(zip(got, want))) if w), "")
+    return ""
 
 
 def _decimals(got, reference, error: float) -> Optional[int]:
@@ -320,29 +465,31 @@ def _decimals(got, reference, error: float) -> Optional[int]:
     return None
 
 
-def _format(got, error: float, expect: Expectation) -> Optional[str]:
+def _format(got, error: float, expect: Expectation, conventions: Conventions) -> Optional[str]:
     """The format whose answer the candidate's nearly is, or whose own error on this case is
-    nearest the candidate's (within 8x, and small)."""
-    if expect.precision is None:
-        return None
+    as large as the candidate's (within 8x, and small: one named before first, else the
+    nearest); never one that earlier answers ruled out."""
     distances = {}
     for fmt in LOW:
-        try:
-            answer = expect.precision(fmt)
-        except ValueError:  # an input beyond the format's range: no answer in it
+        answer = _in_format(expect, fmt)
+        if answer is None or conventions.shown_absent(PRECISION[fmt]):
             continue
-        if answer is None or not _finite(answer):  # the format overflows: no error to match
-            continue
-        own, _ = worst(answer, expect.reference)
+        own = worst(answer, expect.reference)[0]
         if 0.0 < own < math.inf:
             distances[fmt] = abs(math.log(error / own))
-        if worst(got, answer)[0] <= 0.1 * error:  # nearly the format's own answer
-            return fmt
-    if not distances:
-        return None
-    fmt = min(distances, key=distances.get)  # else the format whose error is as large
+        if worst(got, answer)[0] <= NEAR * error:  # nearly the format's own answer
+            return _named_format(fmt, conventions)
     small = error <= 0.05 * max(1.0, max(map(abs, _numbers(expect.reference))))
-    return fmt if small and distances[fmt] <= math.log(8.0) else None
+    close_enough = [f for f in distances if distances[f] <= APART] if small else []
+    if not close_enough:
+        return None
+    named = [f for f in close_enough if PRECISION[f] in conventions.named]
+    return _named_format(min(named or close_enough, key=distances.get), conventions)
+
+
+def _named_format(fmt: str, conventions: Conventions) -> str:
+    conventions.named.append(PRECISION[fmt])
+    return fmt
 
 
 def _join(detail: str, more: str) -> str:
@@ -375,6 +522,15 @@ def worst(got, want, where: str = "") -> tuple:
         return (abs(got - want) if math.isfinite(got) else math.inf), where
     pairs = [worst(g, w, f"{where}[{i}]") for i, (g, w) in enumerate(zip(got, want))]
     return max(pairs, key=lambda p: p[0], default=(0.0, where))
+
+
+def entry(x, where: str):
+    """The entry of x at where ("[2][1]"), or None where x has none."""
+    for index in where[1:-1].split("][") if where else []:
+        if not isinstance(x, list) or not index.isdigit() or int(index) >= len(x):
+            return None
+        x = x[int(index)]
+    return x
 
 
 def tolerance(reference) -> float:

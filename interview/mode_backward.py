@@ -7,6 +7,10 @@ with one slip, computed by gradients() below:
     P = softmax(S) row by row, S = c Q K^T masked       dP = dO V^T
     dV = P^T dO     dS = P * (dP - rowsum(P * dP))     dQ = c dS K     dK = c dS^T Q
 
+Public API (`__all__`): MODE, UNSCALED, DV_SCALED, DIAGONAL, P_DO, DS_Q, S_IN_DV, S_IN_DS,
+MASKED_GRADIENT, UNSHIFTED, cases, expect, gradients, draw, twin, unpack, stack, describe,
+axes.
+
 python3 interview/check.py --help runs the checker.
 """
 
@@ -21,8 +25,14 @@ if __name__ == "__main__":  # run as a program: import the project from its root
 
 from attention import attention_backward, matmul, transpose
 from interview.judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
-from interview.mode_forward import (BY_D_K, NO_SCALE, T, allowed, default_scale, gauss, logits,
-                                    mix, other_alignment, rounded, softmax_row, title)
+from interview.mode_forward import (BY_D_K, NO_SCALE, T, allowed, cut, default_scale,
+                                    draw_mask, draw_matrices, draw_options, draw_shapes, gauss,
+                                    logits, mix, options_title, other_alignment, rounded,
+                                    shape_of, softmax_row, title)
+
+__all__ = ["MODE", "UNSCALED", "DV_SCALED", "DIAGONAL", "P_DO", "DS_Q", "S_IN_DV", "S_IN_DS",
+           "MASKED_GRADIENT", "UNSHIFTED", "cases", "expect", "gradients", "draw", "twin",
+           "unpack", "stack", "describe", "axes"]
 
 BACKWARD = "interview.md#derive-the-attention-backward-pass"
 UNSCALED = Mistake("dQ, dK unscaled", BACKWARD)
@@ -74,7 +84,7 @@ def _random(rng: random.Random, n: int, m: int, d_k: int, d_v: int, **options) -
 
 
 def twin(case: Case) -> Case:
-    """The second batch element: -Q."""
+    """The second batch element of a named case: -Q."""
     Q, K, V, dO = case.args
     return case._replace(args=([[-q for q in row] for row in Q], K, V, dO))
 
@@ -166,8 +176,45 @@ def stack(a, b) -> list:
     return [[x, y] for x, y in zip(a, b)]
 
 
+# ------------------------------------------------------------------ the random battery
+
+def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None) -> Case:
+    """A random backward case: an attention case of mode_forward's kind, and dO of N(0, 1)
+    entries.
+
+    >>> draw(random.Random(2), {"mask", "causal", "scale"}, "top-left").title
+    'n=3 m=27 d_k=6 d_v=5, is_causal'
+    """
+    if like is None:
+        n, m, d_k, d_v = draw_shapes(rng, align, takes)
+        options = draw_options(rng, takes, d_k)
+    else:
+        (n, d_k), m, d_v = shape_of(like.args[0]), len(like.args[1]), len(like.args[2][0])
+        options = {"causal": like.causal, "scale": like.scale, "mask": like.mask is not None}
+    Q, K, V = draw_matrices(rng, n, m, d_k, d_v, options["scale"])
+    mask = draw_mask(rng, n, m, options["causal"], align) if options["mask"] else None
+    case = Case("", (Q, K, V, gauss(rng, n, d_v)), mask=mask, causal=options["causal"],
+                scale=options["scale"])
+    return case._replace(title=describe(case))
+
+
+def describe(case: Case) -> str:
+    Q, K, V = case.args[:3]
+    return f"n={len(Q)} m={len(K)} d_k={len(K[0])} d_v={len(V[0])}" + options_title(case)
+
+
+def axes(case: Case) -> list:
+    """The axes a failing case shrinks along: dO follows the queries and d_v."""
+    Q, K, V = case.args[:3]
+    return [("queries", len(Q), lambda c, keep: cut(c, {0: 0, 3: 0}, keep, mask_rows=True)),
+            ("keys", len(K), lambda c, keep: cut(c, {1: 0, 2: 0}, keep, mask_columns=True)),
+            ("d_k", len(K[0]), lambda c, keep: cut(c, {0: 1, 1: 1}, keep)),
+            ("d_v", len(V[0]), lambda c, keep: cut(c, {2: 1, 3: 1}, keep))]
+
+
 MODE = Mode("backward", ("attention_backward", "backward", "attention_bwd"),
-            ("Q", "K", "V", "dO"), (0, 1, 2, 3), cases, expect, twin, unpack, stack)
+            ("Q", "K", "V", "dO"), (0, 1, 2, 3), cases, expect, twin, unpack, stack, draw, axes,
+            describe)
 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program

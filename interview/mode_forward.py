@@ -7,12 +7,26 @@ raises).  The other modes build on the pieces here: attend, softmax_row, mix, al
 Glossary: Q n x d_k, K m x d_k, V m x d_v; raw = Q K^T; c the scale; S the logits c raw
 with -inf where a key is blocked; P the weights; O = P V.
 
+The random battery's cases (draw, axes, describe) are built from draw_shapes, draw_options,
+draw_matrices and draw_mask, which the other modes share.
+
+Public API (`__all__`): MODE, NO_SCALE, BY_D_K, BY_SQRT_D_V, BY_SQRT_M, BY_SQRT_N,
+BY_SQRT_D_K_1, TIMES_SQRT_D_K, SCALE_AFTER, OTHER_SCALE, SCALE_IGNORED, SCALE_INVERTED,
+SCALE_TWICE, COLUMNS, WHOLE, NO_SHIFT, SHIFT_MIN, SHIFT_FIRST, SHIFT_GLOBAL, WEIGHTS,
+TRANSPOSED, MASK_IGNORED, MASK_AFTER, MASK_ZERO, MASK_ADDED, TRUE_BLOCKS, TRUE_ATTENDS,
+CAUSAL_IGNORED, CAUSAL_AFTER, CAUSAL_ZERO, BOTTOM_RIGHT, TOP_LEFT, FUTURE, STRICT,
+PLUS_ONE, MASK_LOST, cases, expect, allowed, right_answer, no_key, other_alignment,
+default_scale, logits, attend, weights, softmax_row, exp_ieee, mix, T, gauss, logits_case,
+title, in_format, fitted_scale, scale_shown, unpack, stack, rounded, draw_shapes,
+draw_options, draw_matrices, draw_mask, draw_scale, cut, options_title, shape_of, twin,
+draw, axes, describe, OFFSETS, random_case.
+
 python3 interview/check.py --help runs the checker.
 """
 
 import math  # sqrt, exp, fsum, inf, nan
 import random  # the seeded inputs
-from typing import List, Optional
+from typing import Callable, List, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
@@ -25,6 +39,19 @@ from interview.judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoK
 from lowprecision.emulation import dot_in, round_to, softmax_in
 
 Matrix = List[List[float]]  # a matrix is a list of rows
+
+__all__ = ["MODE", "NO_SCALE", "BY_D_K", "BY_SQRT_D_V", "BY_SQRT_M", "BY_SQRT_N",
+           "BY_SQRT_D_K_1", "TIMES_SQRT_D_K", "SCALE_AFTER", "OTHER_SCALE", "SCALE_IGNORED",
+           "SCALE_INVERTED", "SCALE_TWICE", "COLUMNS", "WHOLE", "NO_SHIFT", "SHIFT_MIN",
+           "SHIFT_FIRST", "SHIFT_GLOBAL", "WEIGHTS", "TRANSPOSED", "MASK_IGNORED", "MASK_AFTER",
+           "MASK_ZERO", "MASK_ADDED", "TRUE_BLOCKS", "TRUE_ATTENDS", "CAUSAL_IGNORED",
+           "CAUSAL_AFTER", "CAUSAL_ZERO", "BOTTOM_RIGHT", "TOP_LEFT", "FUTURE", "STRICT",
+           "PLUS_ONE", "MASK_LOST", "cases", "expect", "allowed", "right_answer", "no_key",
+           "other_alignment", "default_scale", "logits", "attend", "weights", "softmax_row",
+           "exp_ieee", "mix", "T", "gauss", "logits_case", "title", "in_format", "fitted_scale",
+           "scale_shown", "unpack", "stack", "rounded", "draw_shapes", "draw_options",
+           "draw_matrices", "draw_mask", "draw_scale", "cut", "options_title", "shape_of",
+           "twin", "draw", "axes", "describe", "OFFSETS", "random_case"]
 
 WHICH = "interview.md#which-sqrtd_k-and-where"
 AXIS = "interview.md#over-which-axis-does-softmax-run"
@@ -68,6 +95,7 @@ TOP_LEFT = Mistake("causal top-left", CAUSAL)
 FUTURE = Mistake("causal reversed (j >= i)", CAUSAL)
 STRICT = Mistake("causal j < i", CAUSAL)
 PLUS_ONE = Mistake("causal j <= i+1", CAUSAL)
+MASK_LOST = Mistake("mask dropped by is_causal", MASK)
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -144,7 +172,8 @@ def title(Q: Matrix, K: Matrix, V: Matrix, mask=None, causal=False, scale=None,
 
 
 def twin(case: Case) -> Case:
-    """The second batch element: the same case with -Q, so that its answer differs."""
+    """The second batch element of a named case: the same case with -Q, so that its answer
+    differs.  (The random battery's twins differ in every argument: battery.draws.)"""
     Q, K, V = case.args
     return case._replace(args=([[-q for q in row] for row in Q], K, V))
 
@@ -160,9 +189,10 @@ def expect(case: Case, conventions) -> Expectation:
     tol = tolerance(reference)
     variants = [v for v in _variants(case, keep, conventions)
                 if not close(v.answer, reference, tol)]  # a mistake that shows in this case
+    fitted = None if case.scale else lambda got: fitted_scale(case, keep, got)
+    shown = None if case.scale else lambda got: scale_shown(case, keep, got)
     return Expectation(reference, variants, no_key(case, keep, reference),
-                       lambda fmt: in_format(case, keep, fmt),
-                       None if case.scale else lambda got: fitted_scale(case, keep, got))
+                       lambda fmt: in_format(case, keep, fmt), fitted, rules_out=shown)
 
 
 def allowed(case: Case, align: str) -> Optional[List[List[bool]]]:
@@ -235,8 +265,12 @@ def _mask_variants(case: Case, raw: Matrix, c: float, keep, conventions) -> List
         convention = Variant(mistake, attend(logits(raw, c, other), V), implied)
         rules = [(CAUSAL_IGNORED, lambda i, j: True), (FUTURE, lambda i, j: j >= i + shift),
                  (STRICT, lambda i, j: j < i + shift), (PLUS_ONE, lambda i, j: j <= i + shift + 1)]
+        mask = case.mask or [[True] * m for _ in range(n)]  # each rule with the caller's mask
+        if case.mask is not None:  # the causal mask put in the place of the caller's
+            lost = allowed(case._replace(mask=None), conventions.align)
+            variants.append(Variant(MASK_LOST, attend(logits(raw, c, lost), V)))
         return variants + [convention] + [
-            Variant(mistake, attend(logits(raw, c, [[rule(i, j) for j in range(m)]
+            Variant(mistake, attend(logits(raw, c, [[rule(i, j) and mask[i][j] for j in range(m)]
                                                     for i in range(n)]), V))
             for mistake, rule in rules]
     sent = [[a != conventions.true_blocks for a in row] for row in case.mask]
@@ -361,14 +395,12 @@ def in_format(case: Case, keep, fmt: str) -> Optional[list]:
 
 def fitted_scale(case: Case, keep, got) -> Optional[tuple]:
     """(OTHER_SCALE, "c = 1/sqrt(x)") when softmax(c Q K^T) V is the answer for one
-    constant c: a search over c on a log grid, then golden sections."""
-    Q, K, V = case.args
-    raw = matmul(Q, transpose(K))
-
-    def error(log_c: float) -> float:
-        answer = attend(logits(raw, math.exp(log_c), keep), V)
-        return worst(got, answer)[0] if close(got, answer, math.inf) else math.inf
-
+    constant c and the right scale's is not: a search over c on a log grid, then golden
+    sections."""
+    error = _scale_error(case, keep, got)
+    right = math.log(default_scale(case))
+    if error(right) <= 10 * tolerance(got):
+        return None  # the right scale fits as well: the error lies elsewhere
     grid = [k / 4 * math.log(2) for k in range(-48, 13)]  # c from 2^-12 to 8
     best = min(range(len(grid)), key=lambda k: error(grid[k]))
     a, b = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
@@ -376,10 +408,34 @@ def fitted_scale(case: Case, keep, got) -> Optional[tuple]:
         x, y = b - (b - a) / 1.618033988749895, a + (b - a) / 1.618033988749895
         a, b = (a, y) if error(x) < error(y) else (x, b)
     c = math.exp((a + b) / 2)
-    if error(math.log(c)) > 10 * tolerance(got) or abs(c * math.sqrt(len(K[0])) - 1) < 1e-6:
-        return None  # no constant fits, or the right one does: the error lies elsewhere
+    if error(math.log(c)) > 10 * tolerance(got) or abs(c / default_scale(case) - 1) < 1e-3:
+        return None  # no constant fits, or one within 0.1% of the right one: noise
     x = 1 / (c * c)
     return OTHER_SCALE, (f"1/sqrt({round(x)})" if abs(x - round(x)) < 1e-6 * x else f"{c:.4g}")
+
+
+def scale_shown(case: Case, keep, got) -> set:
+    """{OTHER_SCALE} when the answer shows the candidate's scale is the right one: the right
+    scale fits it, and a scale 2^(1/4) times larger or smaller would not (so that here the
+    scale shows); else the empty set."""
+    error, limit = _scale_error(case, keep, got), 10 * tolerance(got)
+    right = math.log(default_scale(case))
+    step = math.log(2) / 4
+    if error(right) <= limit < min(error(right - step), error(right + step)):
+        return {OTHER_SCALE}
+    return set()
+
+
+def _scale_error(case: Case, keep, got) -> Callable:
+    """log c -> the largest error of got against softmax(c Q K^T) V (inf when its shape is
+    another)."""
+    Q, K, V = case.args
+    raw = matmul(Q, transpose(K))
+
+    def error(log_c: float) -> float:
+        answer = attend(logits(raw, math.exp(log_c), keep), V)
+        return worst(got, answer)[0] if close(got, answer, math.inf) else math.inf
+    return error
 
 
 def unpack(value, batched: bool):
@@ -405,8 +461,146 @@ def rounded(x, fmt: str):
     return x if x is None else round_to(x, fmt)
 
 
+# ------------------------------------------------------------------ the random battery
+# Most cases are small (n, m up to 8, d up to 6); one in LARGE goes up to n = 16, m = 64,
+# d = 16.  Each draws its logits in one of four styles: N(0, 1) entries; small integers
+# (ties); an offset per query of up to 1e3 either way (so that a finite fill of the masked
+# keys shows, and so does a running state not reset between queries); and keys drawn from a
+# pool of one to three (ties between keys, and between blocks' maxima).
+
+LARGE = 10  # one case in LARGE is large
+STYLES = ("gauss", "integers", "offsets", "pool")
+OFFSETS = (-1000.0, -300.0, -30.0, 0.0, 30.0, 300.0, 1000.0)
+
+
+def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None) -> Case:
+    """A random attention case: its shapes and options (like's, if given) and new values.
+
+    >>> draw(random.Random(1), {"mask", "causal", "scale"}, "top-left").title
+    'n=8 m=7 d_k=3 d_v=5'
+    """
+    if like is None:
+        n, m, d_k, d_v = draw_shapes(rng, align, takes)
+        options = draw_options(rng, takes, d_k)
+    else:
+        (n, d_k), m, d_v = shape_of(like.args[0]), len(like.args[1]), len(like.args[2][0])
+        options = {"causal": like.causal, "scale": like.scale, "mask": like.mask is not None}
+    Q, K, V = draw_matrices(rng, n, m, d_k, d_v, options["scale"])
+    mask = draw_mask(rng, n, m, options["causal"], align) if options["mask"] else None
+    case = Case("", (Q, K, V), mask=mask, causal=options["causal"], scale=options["scale"])
+    return case._replace(title=describe(case))
+
+
+def shape_of(A: Matrix) -> tuple:
+    return len(A), len(A[0])
+
+
+def draw_shapes(rng: random.Random, align: str, takes: set) -> tuple:
+    """(n, m, d_k, d_v): n < m, n = m or n > m alike, d_k != d_v but one case in ten.  With
+    a bottom-right causal mask, n > m would leave the first queries without a key: n <= m."""
+    large = rng.randrange(LARGE) == 0
+    top_n, top_m, top_d = (16, 64, 16) if large else (8, 10, 6)
+    order = rng.choice("<=>" if align == "top-left" or "causal" not in takes else "<=")
+    if order == "<":
+        n = rng.randint(1, top_n)
+        m = rng.randint(n + 1, top_m)
+    elif order == "=":
+        n = m = rng.randint(1, top_n)
+    else:
+        m = rng.randint(1, top_n - 1)
+        n = rng.randint(m + 1, top_n)
+    d_k = rng.randint(1, top_d)
+    d_v = d_k if rng.randrange(10) == 0 else rng.choice(
+        [d for d in range(1, top_d + 1) if d != d_k])
+    return n, m, d_k, d_v
+
+
+def draw_options(rng: random.Random, takes: set, d_k: int) -> dict:
+    """Each option the function takes, in a third of the cases: a mask, the causal flag
+    (so that both come together in a ninth), a scale that is not 1/sqrt(d_k)."""
+    options = {o: o in takes and rng.randrange(3) == 0 for o in ("mask", "causal", "scale")}
+    options["scale"] = draw_scale(rng, d_k) if options["scale"] else None
+    return options
+
+
+def draw_scale(rng: random.Random, d_k: int) -> float:
+    """A scale at least a third away from 1/sqrt(d_k), in three significant digits."""
+    factor = rng.choice((rng.uniform(0.2, 0.67), rng.uniform(1.5, 4.0)))
+    return float(f"{factor / math.sqrt(d_k):.3g}")
+
+
+def draw_matrices(rng: random.Random, n: int, m: int, d_k: int, d_v: int,
+                  scale: Optional[float]) -> tuple:
+    """Q, K and V in one of the STYLES; c is the scale the logits are drawn for."""
+    style = rng.choice(STYLES)
+    if style == "integers":
+        return tuple([[float(rng.randint(-2, 2)) for _ in range(c)] for _ in range(r)]
+                     for r, c in ((n, d_k), (m, d_k), (m, d_v)))
+    Q, K, V = gauss(rng, n, d_k), gauss(rng, m, d_k), gauss(rng, m, d_v)
+    if style == "pool":
+        pool = K[:rng.randint(1, 3)]
+        K = [list(rng.choice(pool)) for _ in range(m)]
+    elif style == "offsets":  # logits c q . k = offset + noise: K's first column is k_0
+        c, k_0 = (scale if scale is not None else 1 / math.sqrt(d_k)), rng.uniform(0.5, 2.0)
+        for row in K:
+            row[0] = k_0
+        for row in Q:
+            row[0] = rng.choice(OFFSETS) / (c * k_0)
+    return Q, K, V
+
+
+def draw_mask(rng: random.Random, n: int, m: int, causal: bool, align: str) -> list:
+    """A random n x m mask, True = may attend, in which every query keeps a key (under the
+    causal mask too, when there is one)."""
+    mask = [[rng.random() < 0.6 for _ in range(m)] for _ in range(n)]
+    shift = m - n if align == "bottom-right" else 0
+    for i, row in enumerate(mask):
+        open_ = [j for j in range(m) if not causal or j <= i + shift]
+        if not any(row[j] for j in open_):
+            row[rng.choice(open_)] = True
+    return mask
+
+
+def describe(case: Case) -> str:
+    """The case's shapes and options, as the battery's lines show them."""
+    Q, K, V = case.args[:3]
+    return f"n={len(Q)} m={len(K)} d_k={len(K[0])} d_v={len(V[0])}" + options_title(case)
+
+
+def options_title(case: Case) -> str:
+    return ((", mask" if case.mask is not None else "") + (", is_causal" if case.causal else "")
+            + (f", scale={case.scale:g}" if case.scale is not None else ""))
+
+
+def axes(case: Case) -> list:
+    """The axes a failing case shrinks along, in order: (name, length, keep)."""
+    Q, K, V = case.args[:3]
+    return [("queries", len(Q), lambda c, keep: cut(c, {0: 0}, keep, mask_rows=True)),
+            ("keys", len(K), lambda c, keep: cut(c, {1: 0, 2: 0}, keep, mask_columns=True)),
+            ("d_k", len(K[0]), lambda c, keep: cut(c, {0: 1, 1: 1}, keep)),
+            ("d_v", len(V[0]), lambda c, keep: cut(c, {2: 1}, keep))]
+
+
+def cut(case: Case, where: dict, keep: list, mask_rows=False, mask_columns=False) -> Case:
+    """The case with only the kept indices along an axis: where maps an argument's position
+    to 0 (its rows) or 1 (its columns); the mask's rows or columns follow."""
+    args = list(case.args)
+    for k, axis in where.items():
+        args[k] = _keep(args[k], keep, axis)
+    mask = case.mask
+    if mask is not None and (mask_rows or mask_columns):
+        mask = _keep(mask, keep, 0 if mask_rows else 1)
+    return case._replace(args=tuple(args), mask=mask)
+
+
+def _keep(A: list, keep: list, axis: int) -> list:
+    if axis == 0:
+        return [A[i] for i in keep]
+    return [[row[j] for j in keep] for row in A]
+
+
 MODE = Mode("attention", ("attention", "scaled_dot_product_attention"), ("Q", "K", "V"),
-            (0, 1, 2), cases, expect, twin, unpack, stack)
+            (0, 1, 2), cases, expect, twin, unpack, stack, draw, axes, describe)
 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program

@@ -5,12 +5,18 @@ d_k, and the output is Concat(head_1, ..., head_h) W_O.
 
 Each mistake is that computation with one slip, computed by heads() below.
 
+Its random battery draws 1 to 8 heads of width up to 4, d_model = h d_k, and shrinks a
+failing case to fewer heads first.
+
+Public API (`__all__`): MODE, BY_SQRT_D_MODEL, BY_SQRT_WIDTH, INTERLEAVED, REVERSED,
+NO_W_O, ONE_HEAD, axis, cases, expect, heads, draw, twin, describe, axes.
+
 python3 interview/check.py --help runs the checker.
 """
 
 import math  # sqrt, fsum
 import random  # the seeded inputs
-from typing import List
+from typing import List, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
@@ -20,8 +26,12 @@ if __name__ == "__main__":  # run as a program: import the project from its root
 from attention import matmul, multi_head_attention
 from interview.judge import (UNMASKED_ROW, Case, Expectation, Mistake, Mode, NoKey, Variant, close,
                              tolerance)
-from interview.mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, gauss, logits, mix,
-                                    other_alignment, rounded, softmax_row, stack, unpack)
+from interview.mode_forward import (BY_D_K, NO_SCALE, T, allowed, attend, cut, draw_mask, gauss,
+                                    logits, mix, options_title, other_alignment, rounded,
+                                    softmax_row, stack, unpack)
+
+__all__ = ["MODE", "BY_SQRT_D_MODEL", "BY_SQRT_WIDTH", "INTERLEAVED", "REVERSED", "NO_W_O",
+           "ONE_HEAD", "axis", "cases", "expect", "heads", "draw", "twin", "describe", "axes"]
 
 MULTI = "interview.md#write-multi-head-attention"
 BY_SQRT_D_MODEL = Mistake("scale 1/sqrt(d_model)", MULTI)
@@ -91,7 +101,7 @@ def _prefix(options: dict) -> str:
 
 
 def twin(case: Case) -> Case:
-    """The second batch element: -X_q."""
+    """The second batch element of a named case: -X_q."""
     X_q, *rest = case.args
     return case._replace(args=([[-x for x in row] for row in X_q], *rest))
 
@@ -170,10 +180,97 @@ def _no_key(case: Case, keep, reference: list) -> List[NoKey]:
                   UNMASKED_ROW)]
 
 
+# ------------------------------------------------------------------ the random battery
+
+def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None) -> Case:
+    """A random multi-head case: 1 to 8 heads, d_k and d_v from 1 to 4 (apart but one case
+    in ten), d_model = h d_k, n and m up to 16 (8 but one case in ten), X_kv = X_q in one
+    case in six where n = m; a mask and the causal flag each in a third of the cases that
+    can take them.
+
+    >>> draw(random.Random(4), {"mask", "causal"}, "top-left").title
+    'n=5 m=2 d_model=28 h=7 d_k=4 d_v=1 d_out=1'
+    """
+    if like is None:
+        large = rng.randrange(10) == 0
+        n, m = rng.randint(1, 16 if large else 8), rng.randint(1, 16 if large else 8)
+        h, d_k = rng.randint(1, 8), rng.randint(1, 4)
+        d_v = d_k if rng.randrange(10) == 0 else rng.choice([d for d in range(1, 5) if d != d_k])
+        d_model, d_out, itself = h * d_k, rng.randint(1, 6), rng.randrange(6) == 0
+        if align == "bottom-right" and "causal" in takes:
+            n = min(n, m)  # else the first queries would see no key
+        causal = "causal" in takes and rng.randrange(3) == 0
+        masked = "mask" in takes and rng.randrange(3) == 0
+    else:
+        X_q, X_kv, W_Q, W_K, W_V, W_O, h = like.args
+        n, m, d_model, d_out = len(X_q), len(X_kv), len(X_q[0]), len(W_O[0])
+        d_k, d_v, itself = len(W_Q[0]) // h, len(W_V[0]) // h, X_kv is X_q
+        causal, masked = like.causal, like.mask is not None
+    X_q = _inputs(rng, n, d_model)
+    X_kv = X_q if itself and n == m else _inputs(rng, m, d_model)
+    s = 1 / math.sqrt(d_model)
+    W_Q, W_K = ([[s * w for w in row] for row in gauss(rng, d_model, h * d_k)] for _ in "QK")
+    W_V = [[s * w for w in row] for row in gauss(rng, d_model, h * d_v)]
+    mask = draw_mask(rng, n, m, causal, align) if masked else None
+    case = Case("", (X_q, X_kv, W_Q, W_K, W_V, gauss(rng, h * d_v, d_out), h), mask=mask,
+                causal=causal)
+    return case._replace(title=describe(case))
+
+
+def _inputs(rng: random.Random, rows: int, d_model: int) -> list:
+    """X of N(0, 1) entries, or ten times that (sharp weights), or small integers (ties)."""
+    style = rng.randrange(3)
+    if style == 2:
+        return [[float(rng.randint(-2, 2)) for _ in range(d_model)] for _ in range(rows)]
+    return [[(1 + 9 * style) * x for x in row] for row in gauss(rng, rows, d_model)]
+
+
+def describe(case: Case) -> str:
+    X_q, X_kv, W_Q, W_K, W_V, W_O, h = case.args
+    return (f"n={len(X_q)} m={len(X_kv)} d_model={len(X_q[0])} h={h} d_k={len(W_Q[0]) // h} "
+            f"d_v={len(W_V[0]) // h} d_out={len(W_O[0])}" + options_title(case))
+
+
+def axes(case: Case) -> list:
+    """Fewer heads first (their slices of W_Q, W_K, W_V's columns and W_O's rows), then
+    queries, keys, d_model, each head's d_k and d_v, d_out."""
+    X_q, X_kv, W_Q, W_K, W_V, W_O, h = case.args
+    d_k, d_v = len(W_Q[0]) // h, len(W_V[0]) // h
+    return [("heads", h, _fewer_heads),
+            ("queries", len(X_q), lambda c, keep: cut(c, {0: 0}, keep, mask_rows=True)),
+            ("keys", len(X_kv), lambda c, keep: cut(c, {1: 0}, keep, mask_columns=True)),
+            ("d_model", len(X_q[0]), lambda c, keep: cut(cut(c, {0: 1, 1: 1}, keep),
+                                                         {2: 0, 3: 0, 4: 0}, keep)),
+            ("d_k", d_k, lambda c, keep: _in_each_head(c, keep, (2, 3), ())),
+            ("d_v", d_v, lambda c, keep: _in_each_head(c, keep, (4,), (5,))),
+            ("d_out", len(W_O[0]), lambda c, keep: cut(c, {5: 1}, keep))]
+
+
+def _fewer_heads(case: Case, keep: list) -> Case:
+    """Only the kept heads: their slices of W_Q, W_K and W_V's columns, and of W_O's rows."""
+    X_q, X_kv, W_Q, W_K, W_V, W_O, h = case.args
+    d_k, d_v = len(W_Q[0]) // h, len(W_V[0]) // h
+    qk = [t * d_k + r for t in keep for r in range(d_k)]
+    v = [t * d_v + r for t in keep for r in range(d_v)]
+    args = list(cut(cut(case, {2: 1, 3: 1}, qk), {4: 1}, v).args)
+    args[5], args[6] = [W_O[i] for i in v], len(keep)
+    return case._replace(args=tuple(args))
+
+
+def _in_each_head(case: Case, keep: list, columns: tuple, rows: tuple) -> Case:
+    """Only the kept columns within each head's slice of the arguments at columns (and the
+    same rows of those at rows: W_O follows W_V)."""
+    h = case.args[6]
+    width = len(case.args[columns[0]][0]) // h
+    kept = [t * width + r for t in range(h) for r in keep]
+    case = cut(case, {k: 1 for k in columns}, kept)
+    return cut(case, {k: 0 for k in rows}, kept)
+
+
 HEADER = "rows are tokens; Q = X_q W_Q; head t: the t-th slice of columns"
 MODE = Mode("mha", ("multi_head_attention", "mha", "multihead_attention"),
             ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads"), (0, 1), cases, expect,
-            twin, unpack, stack, header=HEADER)
+            twin, unpack, stack, draw, axes, describe, header=HEADER)
 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program

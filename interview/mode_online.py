@@ -9,12 +9,18 @@ values v:
     mx' = max(mx, max s)     r = exp(mx - mx')     e = exp(s - mx')
     d' = d r + sum e         o' = o r + sum e v    and at the end O = o / d
 
+Its random battery draws mode_forward's cases with a block size from 1 to m + 1.
+
+Public API (`__all__`): MODE, MAX_FROM_0, NO_RESCALE, OUTPUT_NOT_RESCALED,
+DIVIDED_PER_BLOCK, LAST_BLOCK_DROPPED, MASKED_BLOCK_NAN, cases, expect, one_pass, draw,
+twin, describe.
+
 python3 interview/check.py --help runs the checker.
 """
 
 import math  # inf, nan, fsum
 import random  # the seeded inputs
-from typing import List
+from typing import List, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
@@ -23,9 +29,15 @@ if __name__ == "__main__":  # run as a program: import the project from its root
 
 from attention import matmul, transpose
 from interview.judge import Case, Expectation, Mistake, Mode, Variant, close, tolerance
+from interview import mode_forward
 from interview.mode_forward import (BY_D_K, NO_SCALE, allowed, default_scale, exp_ieee,
                                     fitted_scale, gauss, in_format, logits, logits_case, no_key,
-                                    other_alignment, right_answer, stack, title, unpack)
+                                    other_alignment, right_answer, scale_shown, stack, title,
+                                    unpack)
+
+__all__ = ["MODE", "MAX_FROM_0", "NO_RESCALE", "OUTPUT_NOT_RESCALED", "DIVIDED_PER_BLOCK",
+           "LAST_BLOCK_DROPPED", "MASKED_BLOCK_NAN", "cases", "expect", "one_pass", "draw",
+           "twin", "describe"]
 
 ONE_PASS = "interview.md#write-attention-in-one-pass"
 MAX_FROM_0 = Mistake("running max from 0", ONE_PASS)
@@ -66,8 +78,8 @@ def _sized(case: Case, block_size: int) -> Case:
 
 
 def twin(case: Case) -> Case:
-    Q, K, V = case.args
-    return case._replace(args=([[-q for q in row] for row in Q], K, V))
+    """The second batch element of a named case: -Q."""
+    return mode_forward.twin(case)
 
 
 def expect(case: Case, conventions) -> Expectation:
@@ -89,9 +101,11 @@ def expect(case: Case, conventions) -> Expectation:
                      Variant(BY_D_K, one_pass(logits(raw, 1 / len(K[0]), keep), V,
                                               case.block_size))]
     tol = tolerance(reference)
+    fitted = None if case.scale else lambda got: fitted_scale(case, keep, got)
+    shown = None if case.scale else lambda got: scale_shown(case, keep, got)
     return Expectation(reference, [v for v in variants if not close(v.answer, reference, tol)],
                        no_key(case, keep, reference), lambda fmt: in_format(case, keep, fmt),
-                       None if case.scale else lambda got: fitted_scale(case, keep, got))
+                       fitted, rules_out=shown)
 
 
 def one_pass(S: List[List[float]], V: List[List[float]], block: int, slip: str = "") -> list:
@@ -128,8 +142,27 @@ def _sum(terms: List[float]) -> float:
         return math.nan
 
 
+# ------------------------------------------------------------------ the random battery
+
+def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None) -> Case:
+    """A random attention case (mode_forward.draw) and a block size from 1 to m + 1.
+
+    >>> draw(random.Random(3), {"mask", "causal", "scale"}, "top-left").title
+    'block_size=2, n=6 m=5 d_k=3 d_v=5, scale=2.18'
+    """
+    case = mode_forward.draw(rng, takes, align, like)
+    block = like.block_size if like else rng.randint(1, len(case.args[1]) + 1)
+    case = case._replace(block_size=block)
+    return case._replace(title=describe(case))
+
+
+def describe(case: Case) -> str:
+    return f"block_size={case.block_size}, " + mode_forward.describe(case)
+
+
 MODE = Mode("online", ("online_attention", "streaming_attention", "flash_attention"),
-            ("Q", "K", "V"), (0, 1, 2), cases, expect, twin, unpack, stack, block=True)
+            ("Q", "K", "V"), (0, 1, 2), cases, expect, twin, unpack, stack, draw,
+            mode_forward.axes, describe, block=True)
 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program

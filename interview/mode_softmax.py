@@ -1,9 +1,17 @@
 """The softmax mode: NAME(x) on a list of floats, against softmax.softmax.
 
+Its random battery draws x of 1 to 64 entries (8 but one case in ten): N(0, 1) or N(0, 100)
+entries, an offset of up to 1e3 either way, small integers (ties), a pool of one to three
+values (ties again), and -inf in any position but all of them, the first included.
+
+Public API (`__all__`): MODE, NOT_NORMALISED, EXP_ONLY, INF_WEIGHT, cases, expect, draw,
+twin, unpack, stack, describe, axes.
+
 python3 interview/check.py --help runs the checker."""
 
 import math  # exp, inf
-from typing import List
+import random  # the battery's draws
+from typing import List, Optional
 import os  # the library's folder, when run as a script
 import sys  # sys.path, when run as a script
 
@@ -12,8 +20,11 @@ if __name__ == "__main__":  # run as a program: import the project from its root
 
 from interview.judge import Case, Expectation, Mistake, Mode, NoKey, Variant, close, tolerance
 from lowprecision.emulation import softmax_in
-from interview.mode_forward import NO_SHIFT, SHIFT_FIRST, SHIFT_MIN, softmax_row
+from interview.mode_forward import NO_SHIFT, OFFSETS, SHIFT_FIRST, SHIFT_MIN, softmax_row
 from softmax import softmax
+
+__all__ = ["MODE", "NOT_NORMALISED", "EXP_ONLY", "INF_WEIGHT", "cases", "expect", "draw", "twin",
+           "unpack", "stack", "describe", "axes"]
 
 NOT_NORMALISED = Mistake("not normalised", "interview.md#over-which-axis-does-softmax-run")
 EXP_ONLY = Mistake("exp(x), not normalised", "interview.md#over-which-axis-does-softmax-run")
@@ -82,7 +93,51 @@ def stack(a, b) -> list:
     return [a, b]
 
 
-MODE = Mode("softmax", ("softmax",), ("x",), (0,), cases, expect, twin, unpack, stack)
+# ------------------------------------------------------------------ the random battery
+
+def draw(rng: random.Random, takes: set, align: str, like: Optional[Case] = None) -> Case:
+    """A random x (like's length, if given), with -inf in a third of the cases.
+
+    >>> draw(random.Random(5), set(), "top-left").title
+    '5 logits, -inf at 1'
+    """
+    size = len(like.args[0]) if like else rng.randint(1, 64 if rng.randrange(10) == 0 else 8)
+    style = rng.randrange(5)
+    if style == 0:
+        x = [rng.gauss(0.0, 1.0) for _ in range(size)]
+    elif style == 1:
+        x = [rng.gauss(0.0, 10.0) for _ in range(size)]
+    elif style == 2:
+        offset = rng.choice(OFFSETS)
+        x = [offset + rng.gauss(0.0, 1.0) for _ in range(size)]
+    elif style == 3:
+        x = [float(rng.randint(-2, 2)) for _ in range(size)]
+    else:
+        pool = [rng.gauss(0.0, 3.0) for _ in range(rng.randint(1, 3))]
+        x = [rng.choice(pool) for _ in range(size)]
+    if size > 1 and rng.randrange(3) == 0:  # -inf in any place but one at least
+        for j in rng.sample(range(size), rng.randint(1, size - 1)):
+            x[j] = -math.inf
+    case = Case("", (x,))
+    return case._replace(title=describe(case))
+
+
+def describe(case: Case) -> str:
+    x = case.args[0]
+    where = [j for j, v in enumerate(x) if v == -math.inf]
+    if len(where) > 4:
+        return f"{len(x)} logits, {len(where)} of them -inf"
+    return f"{len(x)} logits" + (f", -inf at {', '.join(map(str, where))}" if where else "")
+
+
+def axes(case: Case) -> list:
+    """Fewer entries."""
+    return [("entries", len(case.args[0]),
+             lambda c, keep: c._replace(args=([c.args[0][j] for j in keep],)))]
+
+
+MODE = Mode("softmax", ("softmax",), ("x",), (0,), cases, expect, twin, unpack, stack, draw, axes,
+            describe)
 
 
 if __name__ == "__main__":  # a module, not a program: what it is, and the program

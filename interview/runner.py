@@ -1,4 +1,14 @@
-"""Run the candidate's function in a child process that cannot fool, hang or outlive the checker.
+"""Run the candidate's function in a child process that honest mistakes cannot turn into a
+hang, a crash of the checker, a forged line of its report or a process left behind.
+
+What it withstands, and what it does not (docs/checker.md says the same):
+- code written by the person who runs it, with honest mistakes: crashes, hangs, prints,
+  forks, threads left running, exceptions of any kind, mutation of arguments,
+  nondeterminism;
+- not code written to attack the checker.  Such code could still fool it: it can write
+  into the checker's memory through /proc, signal or trace its parent, leave its process
+  group (setsid) to outlive the run, or read the library's files and compute the right
+  answers with them.  It is a judge for honest code, not a sandbox.
 
     child = Child(path, names, arrays=False, time_limit=3.0)   loads the file (LoadError if not)
     child.info                                   {"name": ..., "params": [...] or None}
@@ -9,8 +19,14 @@ The child is serve.py in a process of its own (plain subprocess, not a daemon, s
 candidate's own process pool works), in a session and process group of its own.  Its
 replies are JSON lines on a pipe, read without blocking under select with one deadline for
 the whole line and a cap on its length, and every field is checked here: a reply is data,
-never code.  Its stdout and stderr go to a third pipe, kept apart (Reply.output).  A call that
-runs past the limit, or a child that dies, costs that call; the next call loads the file again.
+never code, and every text in it (an exception's name and message) is shown with its
+control characters escaped.  Its stdout and stderr go to a third pipe, kept apart
+(Reply.output).  A call that runs past the limit, or a child that dies, costs that call;
+the next call loads the file again.  The first call after the file loads has FIRST_FACTOR
+limits, for a heavy import inside it (JAX's).  An error of serve.py's own is the checker's
+(InternalError), never the candidate's.
+
+Public API (`__all__`): Child, Reply, LoadError, InternalError, printable.
 
 python3 interview/check.py --help runs the checker.
 """
@@ -29,6 +45,10 @@ MAX_REPLY = 1 << 20  # bytes in one reply line
 MAX_DEPTH = 8  # nesting of an answer
 OUTPUT_KEPT = 4096  # bytes of the candidate's prints kept per call
 LOAD_FACTOR = 5  # loading the file (NumPy's or PyTorch's import) may take this many limits
+FIRST_FACTOR = 20  # the first call (an import inside it: JAX's) may take this many: 60 s
+GRACE = 1.0  # seconds a child that closed its reply pipe has to exit before it is killed
+
+__all__ = ["Child", "Reply", "LoadError", "InternalError", "printable"]
 
 
 class Reply(NamedTuple):
@@ -38,6 +58,8 @@ class Reply(NamedTuple):
     value: object = None  # the answer: nested lists of floats, None, dicts of them
     types: tuple = ()  # raised: the names of the exception's classes, its own first
     error: str = ""  # raised: the exception in one line; otherwise what went wrong
+    refusal: bool = False  # raised: an instance of the builtin ValueError
+    arithmetic: bool = False  # raised: an instance of the builtin ArithmeticError
     mutated: tuple = ()  # the arguments the call changed, by the names the checker gave
     output: tuple = ()  # the candidate's printed lines, made printable
 
@@ -51,6 +73,10 @@ class LoadError(Exception):
         self.usage = usage
 
 
+class InternalError(Exception):
+    """serve.py failed on its own, not on the candidate's code: a bug of the checker's."""
+
+
 class Child:
     """The candidate's function in serve.py, started on demand after a time-out or a death."""
 
@@ -58,7 +84,11 @@ class Child:
         self.load = {"op": "load", "path": os.path.abspath(path), "names": list(names),
                      "arrays": arrays}
         self.time_limit, self.process, self.calls = time_limit, None, 0
-        self.info = self._start()
+        try:
+            self.info = self._start()
+        except BaseException:  # Ctrl-C while it loads: no child left behind
+            self.close()
+            raise
 
     def call(self, args: list, kwargs: dict, labels: List[str]) -> Reply:
         """Reply to NAME(*args, **kwargs); labels name the positional arguments."""
@@ -67,13 +97,14 @@ class Child:
                 self._start()
             except LoadError as e:
                 return Reply("died", error=f"reload failed: {e}")
+        limit = self.time_limit * (FIRST_FACTOR if self.calls == 0 else 1)
         self.calls += 1
         message = {"op": "call", "id": self.calls, "args": args, "kwargs": kwargs,
                    "names": labels}
-        line = self._exchange(message, self.time_limit)
+        line = self._exchange(message, limit)
         if isinstance(line, Reply):
             return line
-        reply = _reply(line, self.calls, self._lines())
+        reply = _reply(line, self.calls, self._lines(), set(labels) | set(kwargs))
         return reply if isinstance(reply, Reply) else self._stop("broken", reply)
 
     def close(self) -> None:
@@ -100,7 +131,7 @@ class Child:
         if info is None or info.get("op") != "loaded":
             self.close()
             usage = info is not None and info["op"] == "usage"
-            raise LoadError(info["error"] if info else "broken reply", usage=usage)
+            raise LoadError(printable(info["error"]) if info else "broken reply", usage=usage)
         self.output = self._lines()
         return info
 
@@ -152,12 +183,22 @@ class Child:
         return self._stop("broken", "more than one reply") if rest else line
 
     def _stop(self, kind: str, error: str) -> Reply:
-        """Kill the child after a call that went wrong; the next call loads the file again."""
+        """Kill the child after a call that went wrong; the next call loads the file again.
+        A child that closed its reply pipe gets GRACE seconds to exit first, so that a signal
+        the checker sends is never reported as the candidate's death."""
         output = self._lines()
+        gone = False
+        if kind == "died":
+            try:
+                self.process.wait(GRACE)
+                gone = True
+            except subprocess.TimeoutExpired:  # alive, its pipe closed: the checker kills it
+                pass
         self.close()
         if kind == "died":
             code = self.status
-            error = f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
+            error = ("closed its reply pipe; killed by the checker" if not gone else
+                     f"exit status {code}" if code >= 0 else f"killed by signal {-code}")
         return Reply(kind, error=error, output=output)
 
     def _keep(self, chunk: bytes) -> None:
@@ -176,9 +217,22 @@ class Child:
 
 # -------------------------------------------------------------- checking each reply
 
+def printable(text: str) -> str:
+    r"""text with every character that is not printable escaped (a newline as \n, ESC as
+    \x1b), so that the candidate's text can neither forge a line nor move the terminal.
+
+    >>> printable("Value\nError\x1b[2J")
+    'Value\\nError\\x1b[2J'
+    """
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def _loaded(line: bytes) -> Optional[dict]:
-    """The load reply, if every field has its type; None otherwise."""
+    """The load reply, if every field has its type; None otherwise.  InternalError when
+    serve.py failed on its own."""
     data = _json(line)
+    _internal(data)
     if not isinstance(data, dict) or data.get("op") not in ("loaded", "usage", "failed"):
         return None
     if data["op"] != "loaded":
@@ -190,21 +244,33 @@ def _loaded(line: bytes) -> Optional[dict]:
     return data if good and isinstance(data.get("name"), str) else None
 
 
-def _reply(line: bytes, call: int, output: tuple):
-    """The Reply a call's line gives, or why the line is not one (a str)."""
+def _internal(data) -> None:
+    """Raise InternalError for serve.py's report of its own failure."""
+    if isinstance(data, dict) and data.get("op") == "internal":
+        raise InternalError(printable(str(data.get("error"))))
+
+
+def _reply(line: bytes, call: int, output: tuple, sent: set):
+    """The Reply a call's line gives, or why the line is not one (a str); sent holds the
+    names of the arguments, the only ones that can have changed."""
     data = _json(line)
+    _internal(data)
     if not isinstance(data, dict) or data.get("id") != call:
         return "reply to another call"
     kind, mutated = data.get("kind"), data.get("mutated", [])
     types, error = data.get("types"), data.get("error")
-    if not _strings(mutated):
+    if not _strings(mutated) or not set(mutated) <= sent:
         return "malformed reply"
     if kind == "returned" and _answer(data.get("value"), 0):
         return Reply(kind, _floats(data["value"]), mutated=tuple(mutated), output=output)
-    if kind == "raised" and _strings(types) and types and isinstance(error, str):
-        return Reply(kind, types=tuple(types), error=error, mutated=tuple(mutated), output=output)
+    flags = data.get("refusal"), data.get("arithmetic")
+    if kind == "raised" and _strings(types) and types and isinstance(error, str) and all(
+            isinstance(flag, bool) for flag in flags):
+        return Reply(kind, types=tuple(map(printable, types)), error=printable(error),
+                     refusal=flags[0], arithmetic=flags[1], mutated=tuple(mutated),
+                     output=output)
     if kind == "unreadable" and isinstance(error, str):  # the child could not read the answer
-        return Reply(kind, error=error, output=output)
+        return Reply(kind, error=printable(error), output=output)
     return "malformed reply"
 
 

@@ -12,11 +12,18 @@ The protocol is data only, one JSON object per line each way (NaN and inf allowe
        {"op": "failed", "error": ...}      loading raised: the candidate's error
     -> {"op": "call", "id": k, "args": [...], "kwargs": {...}, "names": [...]}
     <- {"id": k, "kind": "returned", "value": ..., "mutated": [...]}
-       {"id": k, "kind": "raised", "types": [...], "error": ..., "mutated": [...]}
+       {"id": k, "kind": "raised", "types": [...], "refusal": bool, "arithmetic": bool,
+        "error": ..., "mutated": [...]}
        {"id": k, "kind": "unreadable", "error": ...}
+    <- {"op": "internal", "error": ...}    this file's own error, not the candidate's
 
-The candidate's prints go to stdout and stderr, which the checker quarantines.  The child
-exits when the command pipe closes, and kills its process group when its parent dies.
+A refusal is an instance of the builtin ValueError, "arithmetic" of the builtin
+ArithmeticError, both tested here with isinstance: a class of the candidate's that is only
+named ValueError is neither.  The candidate's prints go to stdout and stderr, which the
+checker quarantines.  The child exits when the command pipe closes, and kills its process
+group when its parent dies.
+
+Public API (`__all__`): main.
 
 python3 interview/check.py --help runs the checker, which starts this child.
 """
@@ -31,13 +38,15 @@ import threading  # the watch on the parent
 import time  # the watch's period
 import traceback  # the line of the candidate's file that raised
 import warnings  # the candidate's warnings are silenced: the checks report their effect
-from numbers import Real  # what counts as a number in an answer
 from typing import Callable, NamedTuple, Optional
 
 BLOCKED = ("softmax", "attention", "stats")  # the project's modules: the reference
 MAX_REPLY = 1 << 20  # bytes; runner.py refuses a longer line too
 MAX_DEPTH = 8  # nesting of an answer
 HERE = os.path.dirname(os.path.abspath(__file__))
+TEXT = (str, bytes, bytearray)  # float() reads these too, but they are not numbers
+
+__all__ = ["main"]
 
 
 class _NoReference:
@@ -54,7 +63,7 @@ class _NoReference:
         return None
 
 
-class Loaded(NamedTuple):
+class _Loaded(NamedTuple):
     """The candidate's function, where its file lives, and NumPy when --arrays asks for it."""
     f: Callable
     own: str  # the candidate's directory: its frames are the ones a traceback line names
@@ -76,11 +85,15 @@ def main() -> None:
         line = reader.readline(MAX_REPLY + 1)
         if not line.endswith(b"\n"):  # the checker is done, or it sent too much
             os._exit(0)
-        message = json.loads(line)
-        if message["op"] == "load":
-            reply, loaded = _load(message)
-        else:
-            reply = _answer(loaded, message)
+        try:
+            message = json.loads(line)
+            if message["op"] == "load":
+                reply, loaded = _load(message)
+            else:
+                reply = _answer(loaded, message)
+        except Exception as e:  # a bug of this file's: the candidate's errors are caught below
+            _send(replies, {"op": "internal", "error": _internal(e)})
+            os._exit(1)
         _send(replies, reply)
 
 
@@ -109,7 +122,7 @@ def _send(fd: int, reply: dict) -> None:
 # ------------------------------------------------------------------- loading the file
 
 def _load(message: dict) -> tuple:
-    """(the reply, Loaded or None)."""
+    """(the reply, _Loaded or None)."""
     np = None
     if message["arrays"]:
         try:
@@ -118,25 +131,39 @@ def _load(message: dict) -> tuple:
             return {"op": "usage", "error": "--arrays needs NumPy"}, None
     path = message["path"]
     own, file = os.path.dirname(path), os.path.basename(path)
+    unreadable = _compiles(path)
+    if unreadable:  # the file itself: it cannot be checked
+        return {"op": "usage", "error": unreadable}, None
     sys.path.insert(0, own)  # as `python3 FILE.py` would: its neighbours first
     sys.meta_path.insert(0, _NoReference(own))
     sys.argv[:] = [path]
     try:
         module = _module(path)
-    except SyntaxError as e:
-        return {"op": "usage", "error": f"{file}:{e.lineno}: SyntaxError: {e.msg}"}, None
-    except BaseException as e:  # the candidate's error, SystemExit and KeyboardInterrupt too
-        return {"op": "failed", "error": _text(e, own)}, None
-    found = [name for name in message["names"] if hasattr(module, name)]
+        found = [name for name in message["names"] if hasattr(module, name)]
+        f = getattr(module, found[0]) if found else None
+    except BaseException as e:  # the candidate's error, SystemExit and KeyboardInterrupt too,
+        return {"op": "failed", "error": _text(e, own)}, None  # a sibling's SyntaxError too
     if not found:
         listed = " or ".join(message["names"])
         return {"op": "usage", "error": f"{file} defines no {listed}; name the function: "
                                         f"{file}:NAME"}, None
-    f = getattr(module, found[0])
     if not callable(f):
         return {"op": "usage", "error": f"{file}: {found[0]} is a {type(f).__name__}, "
                                         "not a function"}, None
-    return {"op": "loaded", "name": found[0], "params": _parameters(f)}, Loaded(f, own, np)
+    return {"op": "loaded", "name": found[0], "params": _parameters(f)}, _Loaded(f, own, np)
+
+
+def _compiles(path: str) -> str:
+    """"" when the file compiles; else "FILE:LINE: SyntaxError: message"."""
+    file = os.path.basename(path)
+    try:
+        with open(path, "rb") as f:
+            compile(f.read(), path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        return f"{file}:{e.lineno}: {type(e).__name__}: {e.msg}"
+    except (ValueError, OSError) as e:  # a null byte (before 3.12), or an unreadable file
+        return f"{file}: {type(e).__name__}: {e}"
+    return ""
 
 
 def _module(path: str):
@@ -155,31 +182,32 @@ def _parameters(f: Callable) -> Optional[list]:
     """[[name, kind, has a default], ...], or None for a builtin without a signature."""
     try:
         parameters = inspect.signature(f).parameters.values()
-    except (TypeError, ValueError):
+    except BaseException:  # no signature, or a __signature__ of the candidate's that raises
         return None
     return [[p.name, p.kind.name, p.default is not p.empty] for p in parameters]
 
 
 # ------------------------------------------------------------------- answering a call
 
-def _answer(loaded: Loaded, message: dict) -> dict:
+def _answer(loaded: _Loaded, message: dict) -> dict:
     """Call the function on the message's arguments; the reply says what it returned or
     raised, and which arguments it changed."""
     reply = {"id": message["id"]}
     args = [_build(a, loaded.np) for a in message["args"]]
     kwargs = {k: _build(v, loaded.np) for k, v in message["kwargs"].items()}
     given = dict(zip(message["names"], args), **kwargs)
-    before = {k: _plain_or_none(v) for k, v in given.items()}
+    before = {k: _snapshot(v) for k, v in given.items()}
     try:
         value = loaded.f(*args, **kwargs)
     except BaseException as e:  # SystemExit and KeyboardInterrupt are answers too
-        reply.update(kind="raised", types=_types(e), error=_text(e, loaded.own))
+        reply.update(kind="raised", types=_types(e), refusal=isinstance(e, ValueError),
+                     arithmetic=isinstance(e, ArithmeticError), error=_text(e, loaded.own))
     else:
         try:
             reply.update(kind="returned", value=_plain(value))
         except BaseException as e:  # whatever reading it raises
             return dict(reply, kind="unreadable", error=_text(e, ""))
-    reply["mutated"] = [k for k, v in given.items() if _plain_or_none(v) != before[k]]
+    reply["mutated"] = [k for k, v in given.items() if _snapshot(v) != before[k]]
     return reply
 
 
@@ -199,24 +227,43 @@ def _plain(x, depth: int = 0):
         x = x.tolist()
     if x is None:
         return None
-    if isinstance(x, Real):
-        return float(x)
     if isinstance(x, dict):
         return {str(k): _plain(v, depth + 1) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_plain(v, depth + 1) for v in x]
-    raise TypeError(f"returned a {type(x).__name__}, not numbers")
+    if isinstance(x, TEXT):
+        raise TypeError(f"returned a {type(x).__name__}, not numbers")
+    try:  # a float, an int, a bool, Decimal, Fraction, a NumPy scalar
+        return float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"returned a {type(x).__name__}, not numbers") from None
 
 
-def _plain_or_none(x):
+def _snapshot(x, depth: int = 0):
+    """x's value with the type of every part, so that a bool turned into an int, or a list
+    into a tuple, is a change: (type name, value) pairs, an array's dtype included."""
     try:
-        return _plain(x)
+        if depth > MAX_DEPTH:
+            return "deep"
+        kind = type(x).__name__
+        if hasattr(x, "tolist") and not isinstance(x, (list, tuple, dict)):
+            return kind, str(getattr(x, "dtype", "")), _snapshot(x.tolist(), depth + 1)
+        if isinstance(x, (list, tuple)):
+            return kind, tuple(_snapshot(v, depth + 1) for v in x)
+        return kind, repr(x)  # repr: NaN equals NaN, and -0.0 is not 0.0
     except BaseException:  # an argument that cannot be read counts as changed
         return None
 
 
 def _types(e: BaseException) -> list:
     return [c.__name__ for c in type(e).__mro__]
+
+
+def _internal(e: Exception) -> str:
+    """This file's own error in one line: its type, message and line."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" at serve.py:{frames[-1].lineno}" if frames else ""
+    return f"{type(e).__name__}{where}: {' '.join(str(e).split())}"[:200]
 
 
 def _text(e: BaseException, own: str) -> str:

@@ -36,7 +36,7 @@ import stats
 from experiments import learning, learning_measure, learning_model, learning_tables, stability
 from experiments import stability_tables
 from scripts import compensated, lowprecision_tables, report_tables, worked_examples
-from scripts.figures import Axis, Series, plot, write_atomic
+from scripts.figures import Axis, Series, cannot_write, plot, write_atomic
 from softmax import softmax
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -419,22 +419,43 @@ def stale(files: Dict[str, str]) -> List[str]:
 
 # ------------------------------------------------------------- the command
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Write (or with --check, compare) every generated file; return the exit status."""
-    parser = argparse.ArgumentParser(prog="python3 scripts/build.py",
-                                     description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python3 scripts/build.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if a generated file is out of date")
     parser.add_argument("--figures-dir", default=os.path.join(ROOT, "docs", "figures"),
                         help="where the SVG figures go (default docs/figures)")
     args = parser.parse_args(argv)
     figures_dir = os.path.abspath(args.figures_dir)
-    if not args.check and not os.path.isdir(figures_dir):
+    if not args.check and not (args.figures_dir and os.path.isdir(figures_dir)):
         parser.error(f"--figures-dir {args.figures_dir!r} is not an existing directory")
+    targets = [os.path.join(figures_dir, "data.json")] + [os.path.join(ROOT, page)
+                                                          for page in MARKDOWN]
+    for path in [] if args.check else targets:  # the figures go beside data.json
+        why = cannot_write(path)
+        if why:
+            parser.error(f"cannot write {os.path.relpath(path)}: {why}")
+    written: List[str] = []
+    try:
+        return _build(args.check, figures_dir, written)
+    except KeyboardInterrupt:
+        print(f"python3 scripts/build.py: interrupted after writing {len(written)} files",
+              file=sys.stderr)
+        return 130
+
+
+def _build(check: bool, figures_dir: str, written: List[str]) -> int:
+    """Compute every file, then write those that changed (appending each to written)."""
     print("scripts/build.py:", file=sys.stderr)
     files = outputs(compute(quiet=False), figures_dir, quiet=False)
     changed = [path for path, text in files.items() if _differs(path, text)]
-    if args.check:
+    if check:
         for path in changed:
             print(f"out of date: {os.path.relpath(path, ROOT)}", file=sys.stderr)
         print(f"{len(files)} files, {len(changed)} out of date", file=sys.stderr)
@@ -444,6 +465,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             write_atomic(path, files[path])
         except OSError as error:
             sys.exit(f"scripts/build.py: cannot write {path}: {error.strerror or error}")
+        written.append(path)
         print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
     print(f"{len(files)} files, {len(changed)} written, {len(files) - len(changed)} unchanged",
           file=sys.stderr)

@@ -10,7 +10,9 @@ bfloat16, and each low-precision result is printed beside what lowprecision/emul
 emulation computes for the same case ("emulation: ..."), so a disagreement shows.
 
 The first lines of each library's report are the float64 checks of the API table
-(is_causal with a mask, causal alignment, nn.MultiheadAttention's mask polarity).
+(is_causal with a mask, causal alignment, nn.MultiheadAttention's mask polarity).  In
+float16 and bfloat16, jax.nn.softmax runs eagerly and compiled with jax.jit, and the rows on
+which the two differ are counted.
 
 Public names: check_torch(), check_jax(), outcome(p, keep).
 """
@@ -250,10 +252,33 @@ def check_jax() -> None:
         print("  unshifted softmax of [10, 11, 12]:",
               [float(v) for v in jnp.exp(row) / jnp.exp(row).sum()])
         if name in ("float16", "bfloat16"):
-            _rounded_once(jax.nn.softmax, lambda x: x.astype(jnp.float64),
-                          lambda x: jnp.asarray(x, jnp.float64).astype(dt),
-                          lambda p: p.astype(dt), jnp.exp, "jax.nn.softmax", name)
+            for said, fn in (("jax.nn.softmax", jax.nn.softmax),
+                             ("jax.jit(jax.nn.softmax)", jax.jit(jax.nn.softmax))):
+                _rounded_once(fn, lambda x: x.astype(jnp.float64),
+                              lambda x: jnp.asarray(x, jnp.float64).astype(dt),
+                              lambda p: p.astype(dt), jnp.exp, said, name)
+            _eager_against_jit(jax, jnp, dt)
         _jax_attention(jax, jnp, dt)
+
+
+def _eager_against_jit(jax, jnp, dt, rows: int = 2000) -> None:
+    """On the rows of _rounded_once (the same seed): how many rows jax.nn.softmax gives
+    differently when called eagerly and under jax.jit, and by how many ulps at most.  XLA
+    compiles the jitted softmax as one fused computation, which may keep its intermediates
+    in another precision than the eager calls, one operation at a time."""
+    import random
+    rng, jitted, differ, ulps = random.Random(0), jax.jit(jax.nn.softmax), 0, 0.0
+    dtype = jnp.dtype(dt).name
+    for _ in range(rows):
+        x = jnp.asarray([rng.gauss(0.0, 3.0) for _ in range(rng.randint(2, 12))],
+                        jnp.float64).astype(dt)
+        eager = [float(v) for v in jax.nn.softmax(x).tolist()]
+        fused = [float(v) for v in jitted(x).tolist()]
+        gaps = [abs(a - b) / (emulation.next_up(b, dtype) - b) for a, b in zip(fused, eager)]
+        differ += max(gaps) > 0
+        ulps = max([ulps] + gaps)
+    print(f"  jax.nn.softmax eagerly against under jax.jit, {rows} random rows: "
+          f"{differ} differ (by {ulps:g} ulp at most)")
 
 
 def _jax_attention(jax, jnp, dt) -> None:
@@ -279,15 +304,24 @@ def _jax_attention(jax, jnp, dt) -> None:
     print(f"  ... its -1e9 row against the mean of V: largest difference {float(gap):.2g}")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None) -> int:
     """Run each library's checks; a library that is not installed is skipped, and said so."""
-    argparse.ArgumentParser(prog="python3 scripts/check_frameworks.py",
-                            description=__doc__.split("\n\n")[0]).parse_args(argv)
-    for check in (check_torch, check_jax):
-        try:
-            check()
-        except ImportError as error:
-            print(f"{check.__name__}: skipped ({error})")
+    _Parser(prog="python3 scripts/check_frameworks.py",
+            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    try:
+        for check in (check_torch, check_jax):
+            try:
+                check()
+            except ImportError as error:
+                print(f"{check.__name__}: skipped ({error})")
+    except KeyboardInterrupt:
+        print("python3 scripts/check_frameworks.py: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -99,7 +99,7 @@ def _exact(x: Sequence[float], log: bool) -> List[Decimal]:
         m = max(Decimal(v) for v in x)
         terms = [(Decimal(v) - m).exp() for v in x]
         k = x.index(max(x))
-        s = sum(terms[:k] + terms[k + 1:])  # without the max's own term, exactly 1
+        s = sum(terms[:k] + terms[k + 1:], Decimal(0))  # without the max's own term, 1
         log1p_s = s - s * s / 2 + s * s * s / 3 if s < Decimal("1e-20") else (1 + s).ln()
         return [(Decimal(v) - m) - log1p_s if log else t / (1 + s) for v, t in zip(x, terms)]
 
@@ -163,16 +163,33 @@ def markdown_blocks() -> Dict[str, str]:
                                        rows)}
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Print, for the logits given (default: CASES), each method's worst error in ulps."""
-    parser = argparse.ArgumentParser(prog="python3 scripts/compensated.py",
-                                     description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python3 scripts/compensated.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("x", nargs="*", type=float, metavar="LOGIT",
-                        help="finite logits (default: the rows of docs/numerics.md)")
+                        help="finite logits (default: the rows of docs/numerics.md); put -- "
+                             "before them if one is negative in e notation: -- -1e5 0")
     args = parser.parse_args(argv)
-    if any(not math.isfinite(v) for v in args.x):
-        parser.error("every logit must be finite")
-    rows = [args.x] if args.x else list(CASES)
+    bad = [v for v in args.x if not math.isfinite(v)]
+    if bad:
+        parser.error(f"every LOGIT must be finite, not {bad[0]!r}")
+    if args.x and max(args.x) - min(args.x) == math.inf:
+        parser.error(f"the LOGITs {min(args.x)!r} and {max(args.x)!r} are too far apart: "
+                     f"their difference is beyond the float range")
+    try:
+        _print_errors([args.x] if args.x else list(CASES))
+    except KeyboardInterrupt:
+        print("python3 scripts/compensated.py: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _print_errors(rows: List[List[float]]) -> None:
     print(f"{'worst error, ulps':<24}{'library':>12}{'compensated':>14}")
     for x in rows:
         print(x)
@@ -181,7 +198,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                           True)):
             print(f"  {name:<22}{max(ulp_errors(plain(x), x, log)):>12.3g}"
                   f"{max(ulp_errors(better(x), x, log)):>14.3g}")
-    return 0
 
 
 if __name__ == "__main__":

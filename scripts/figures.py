@@ -13,6 +13,7 @@ Public names:
     Axis(label, log=False, ticks=None)            ticks: positions to label (else chosen)
     plot(title, x, y, series, width=700, height=420) -> str   the SVG text
     write_atomic(path, text)                      write via a temporary file, then rename
+    cannot_write(path)                            why path cannot be written, or None
 
 >>> svg = plot("t", Axis("x"), Axis("y"), [Series("a", [0.0, 1.0], [1.0, 2.0])])
 >>> svg.count('data-x="'), svg.startswith("<svg")
@@ -26,7 +27,7 @@ import sys  # exit
 import tempfile  # the temporary file beside the target
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
-__all__ = ["Series", "Axis", "plot", "write_atomic"]
+__all__ = ["Series", "Axis", "plot", "write_atomic", "cannot_write"]
 
 # grey-scale-safe styles: (colour, dash pattern, marker); colours from the Okabe-Ito set
 STYLES = (("#000000", "", "circle"), ("#0072B2", "7 4", "square"),
@@ -240,22 +241,57 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
+def cannot_write(path: str) -> Optional[str]:
+    """Return why write_atomic(path, ...) would fail, or None: a program checks each file
+    it will write before its work starts.
+
+    >>> cannot_write(os.curdir)
+    'it is a folder'
+    """
+    if not path:
+        return "the path is empty"
+    folder = os.path.dirname(path) or os.curdir
+    if os.path.isdir(path):
+        return "it is a folder"
+    if os.path.exists(path) and not os.path.isfile(path):  # a device: never replace it
+        return "it is not a regular file"
+    if not os.path.exists(folder):
+        return f"there is no folder {folder}"
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK):  # the new file goes there, then replaces the old
+        return f"the folder {folder} is not writable"
+    return None
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Draw an example figure, exp(x) against x on a log axis, into the file named."""
-    parser = argparse.ArgumentParser(prog="python3 scripts/figures.py",
-                                     description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python3 scripts/figures.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?", help="the SVG file to write (without it, this help)")
     args = parser.parse_args(argv)
     if args.out is None:
         parser.print_help()
         return 0
+    why = cannot_write(args.out)
+    if why:
+        parser.error(f"cannot write {args.out}: {why}")
     xs = [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
-    svg = plot("exp(x)", Axis("x"), Axis("exp(x) (log scale)", log=True),
-               [Series("exp(x)", xs, [math.exp(x) for x in xs], style=0)])
     try:
+        svg = plot("exp(x)", Axis("x"), Axis("exp(x) (log scale)", log=True),
+                   [Series("exp(x)", xs, [math.exp(x) for x in xs], style=0)])
         write_atomic(args.out, svg)
-    except OSError as error:
-        parser.error(f"cannot write {args.out}: {error.strerror or error}")
+    except OSError as error:  # checked above: a disk full, or a folder gone since
+        print(f"python3 scripts/figures.py: cannot write {args.out}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # write_atomic leaves the old file, or none
+        print("python3 scripts/figures.py: interrupted", file=sys.stderr)
+        return 130
     print(f"wrote {args.out}")
     return 0
 

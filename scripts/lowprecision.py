@@ -10,6 +10,7 @@ is the reader's page.
 """
 
 import argparse  # the command line
+import math  # inf, the logits' one bound
 import os  # the project's root, when run as a program
 import sys  # exit
 from typing import List, Optional, Sequence
@@ -34,26 +35,33 @@ def _limits(formats: Sequence[str]) -> List[str]:
     return lines
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Print each format's limits, or the softmax of the logits given, in each format."""
-    parser = argparse.ArgumentParser(prog="python3 scripts/lowprecision.py",
-                                     description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python3 scripts/lowprecision.py",
+                     description=__doc__.split("\n\n")[0])
     parser.add_argument("x", nargs="*", type=float, metavar="LOGIT",
-                        help="logits whose softmax to compute in each format")
+                        help="logits whose softmax to compute in each format, finite or -inf; "
+                             "put -- before them if one starts with -inf or -1e: -- -inf 0")
     parser.add_argument("--format", choices=FORMATS, action="append", dest="formats",
                         help="this format only (repeat for more); default: all four")
     parser.add_argument("--no-shift", action="store_true",
                         help="do not subtract the max first (exp may overflow)")
     args = parser.parse_args(argv)
+    bad = [v for v in args.x if v != v or v == math.inf]  # NaN is not equal to itself
+    if bad:
+        parser.error(f"every LOGIT must be finite or -inf, not {bad[0]!r}")
     formats = args.formats or FORMATS
-    if not args.x:
-        print("\n".join(_limits(formats)))
-        return 0
     try:
-        for fmt in formats:
-            print(f"{fmt:<10}{softmax_in(args.x, fmt, shift=not args.no_shift)}")
-    except ValueError as error:
-        parser.error(str(error))
+        print("\n".join(_limits(formats)) if not args.x else "\n".join(
+            f"{fmt:<10}{softmax_in(args.x, fmt, shift=not args.no_shift)}" for fmt in formats))
+    except KeyboardInterrupt:
+        print("python3 scripts/lowprecision.py: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

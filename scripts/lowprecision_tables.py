@@ -9,16 +9,18 @@ Public names:
     blocks()        {name: Markdown table} of the pages' tables, "lp-*"
     SCORES, KEEP, NONE, FILLS, HOW, LOGITS     the masked rows and logits measured
     KEYS, LONG, D_KS, SEED, ROWS, NORM_D_KS    the overflow cases measured
+    main(argv)      the command line: every table and number
 
 >>> values()["lp.exp.float16"], values()["lp.norm.float16"]
 ('11.09', '256')
 """
 
+import argparse  # the command line
 import functools  # cache: the build asks for the values and the blocks separately
 import math  # ceil, exp, floor, log10, sqrt, inf
 import os  # the library's folder, when run as a script
 import sys  # path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +33,7 @@ from softmax import softmax
 from scripts.tables import estimate, table
 
 __all__ = ["values", "blocks", "SCORES", "KEEP", "NONE", "FILLS", "HOW", "LOGITS", "KEYS",
-           "LONG", "D_KS", "SEED", "ROWS", "NORM_D_KS"]
+           "LONG", "D_KS", "SEED", "ROWS", "NORM_D_KS", "main"]
 
 Vector = List[float]
 
@@ -317,11 +319,25 @@ def blocks() -> Dict[str, str]:
     return dict(_blocks())
 
 
-if __name__ == "__main__":  # a second or two: the Monte Carlo rows
-    import argparse
-    argparse.ArgumentParser(prog="python3 scripts/lowprecision_tables.py",
-                            description=__doc__.split("\n\n")[0]).parse_args()
-    for name, text in blocks().items():
-        print(f"{name}:\n{text}\n")
-    for name, text in values().items():
-        print(f"{name}: {text}")
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print every table and number (a second or two: the Monte Carlo rows)."""
+    _Parser(prog="python3 scripts/lowprecision_tables.py",
+            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    try:
+        for name, text in blocks().items():
+            print(f"{name}:\n{text}\n")
+        for name, text in values().items():
+            print(f"{name}: {text}")
+    except KeyboardInterrupt:
+        print("python3 scripts/lowprecision_tables.py: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

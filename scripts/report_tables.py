@@ -13,16 +13,18 @@ Public names:
     additive(report)                   {d_a: stats.ScoreVariance} for the additive table
     values(report, additive)           {name: text} of the numbers quoted inline
     blocks(report, additive, printed)  {name: Markdown table} of the tables
+    main(argv)                         the command line: every table and number
 
 >>> values_of = values(stats.report(samples=10, trials=4, dks=(16, 1024)), {})
 >>> values_of["length.16"], values_of["length.level.16"], values_of["length.level.last"]
 ('0.908', '0.516', '0.500')
 """
 
+import argparse  # the command line
 import math  # log, sqrt
 import os  # the library's folder, when run as a script
 import sys  # path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,11 +32,11 @@ if __name__ == "__main__":  # run as a program: import the project from its root
 import attention
 from scripts import scales
 import stats
-from softmax import log_softmax
+from softmax import log_softmax, softmax
 from scripts.tables import estimate, table
 
 __all__ = ["ADDITIVE_D_AS", "ADDITIVE_D", "COST", "CORRELATED", "WHICH_SCALE", "LENGTHS",
-           "REPORT_HEAD", "additive", "values", "blocks"]
+           "REPORT_HEAD", "additive", "values", "blocks", "main"]
 
 ARMS = {"1": "unscaled", "1/sqrt(d_k)": "scaled"}  # the report's two arms
 C_1, C_SQRT, C_D = "c = 1", "c = 1/√d_k", "c = 1/d_k"  # the scales, as the tables label them
@@ -51,6 +53,7 @@ WHICH_SCALE = (  # (d_model, heads, divide_by, where, inputs): bugs seen in publ
 LENGTHS = (16, 256, 4096, 65536)  # numbers of keys n; the first is n_0, the reference
 GAP = 5.0  # the winner's lead in the length table
 REPORT_HEAD = 15  # lines of `python3 stats.py` shown in the README: through section 1's table
+ONE_PASS_ROWS = (-740.0, -744.0)  # the largest logit of the rows [x, x - 1] the slip gets wrong
 
 
 def additive(r: stats.Report) -> Dict[int, stats.ScoreVariance]:
@@ -83,6 +86,29 @@ def values(r: stats.Report, additive_var: Dict[int, stats.ScoreVariance]) -> Dic
         "logsoftmax.100.p1": f"{log_softmax([100.0, 1.0, 1.0, 1.0])[0]:.4g}",
         "self.64": f"{stats.correlated_logits(64, 1, '1/sqrt(d_k)', 16)[2]:.3f}"})
     out.update(_length_values())
+    out.update(_one_pass_values())
+    return out
+
+
+def _zero_started(x: Sequence[float]) -> List[float]:
+    """softmax(x) in one pass with the interview's slip: the running max starts at 0, not
+    -inf, so every exp is taken relative to max(0, max x)."""
+    m, d = 0.0, 0.0
+    for v in x:
+        m_new = max(m, v)
+        d, m = d * math.exp(m - m_new) + math.exp(v - m_new), m_new
+    return [math.exp(v - m) / d for v in x]
+
+
+def _one_pass_values() -> Dict[str, str]:
+    """Where the slip's exps leave the normal floats, how far off its weights are below
+    that (largest relative error against softmax), and where every exp is 0."""
+    out = {"onepass.normal": f"{math.log(sys.float_info.min):.0f}",
+           "onepass.zero": f"{-1075 * math.log(2.0):.0f}"}  # exp rounds to 0 below ln 2^-1075
+    for top in ONE_PASS_ROWS:
+        x = [top, top - 1.0]
+        error = max(abs(a - b) / b for a, b in zip(_zero_started(x), softmax(x)))
+        out[f"onepass.{-top:.0f}"] = f"{100 * error:.2g}%"
     return out
 
 
@@ -218,13 +244,28 @@ def _additive_table(additive_var: Dict[int, stats.ScoreVariance]) -> str:
     return table(["d_a", "Var(e), w_v ~ N(0, 1)", "Var(e), w_v ~ N(0, 1/d_a)"], rows)
 
 
-if __name__ == "__main__":  # the default report (seconds), then every table and number
-    import argparse
-    argparse.ArgumentParser(prog="python3 scripts/report_tables.py",
-                            description=__doc__.split("\n\n")[0]).parse_args()
-    report = stats.report()
-    variances = additive(report)
-    for name, text in blocks(report, variances, []).items():
-        print(f"{name}:\n{text}\n")
-    for name, text in values(report, variances).items():
-        print(f"{name}: {text}")
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Print every table and number, from the default report (seconds)."""
+    _Parser(prog="python3 scripts/report_tables.py",
+            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    try:
+        report = stats.report()
+        variances = additive(report)
+        printed = stats.format_report(report).splitlines()  # as python3 stats.py prints it
+        for name, text in blocks(report, variances, printed).items():
+            print(f"{name}:\n{text}\n")
+        for name, text in values(report, variances).items():
+            print(f"{name}: {text}")
+    except KeyboardInterrupt:
+        print("python3 scripts/report_tables.py: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

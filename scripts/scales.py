@@ -31,7 +31,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from softmax import as_int, as_list, as_real
+from softmax import LIMIT, as_int, as_list, as_real
 
 __all__ = ["LogitVariance", "logit_variance", "PLACES", "INPUTS", "LengthRow", "length_axis",
            "steady_gap"]
@@ -150,10 +150,14 @@ def steady_gap(base: int) -> float:
 
 # ------------------------------------------------------------------ the command line
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Print Var(logit) and its verdict for one configuration, and the length axis."""
-    parser = argparse.ArgumentParser(prog="python3 scripts/scales.py",
-                                     description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python3 scripts/scales.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--d-model", type=int, default=512, help="model width (default 512)")
     parser.add_argument("--heads", type=int, default=8, help="heads (default 8)")
     parser.add_argument("--divide-by", default="d_k", choices=("d_k", "d_model", "none"),
@@ -169,18 +173,45 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--base", type=int, default=16,
                         help="n_0, where ln n scaling equals the plain softmax (default 16)")
     args = parser.parse_args(argv)
+    lengths = _options(parser, args)
     try:
         lv = logit_variance(args.d_model, args.heads, divide_by=args.divide_by,
                             where=args.where, inputs=args.inputs)
-        rows = length_axis([int(n) for n in args.lengths.split(",")], args.gap, args.base)
-    except ValueError as error:
-        parser.error(str(error))
-    print(f"Var(logit) at initialisation: {lv.variance} ({lv.verdict})")
-    print(f"{'keys n':>10}{'weight':>11}{'entropy':>10}{'scaled':>11}{'entropy':>10}")
-    for r in rows:
-        print(f"{r.n:>10,}{r.weight:>11.4g}{r.entropy:>10.3f}{r.weight_scaled:>11.4g}"
-              f"{r.entropy_scaled:>10.3f}")
+        rows = length_axis(lengths, args.gap, args.base)
+        print(f"Var(logit) at initialisation: {lv.variance} ({lv.verdict})")
+        print(f"{'keys n':>10}{'weight':>11}{'entropy':>10}{'scaled':>11}{'entropy':>10}")
+        for r in rows:
+            print(f"{r.n:>10,}{r.weight:>11.4g}{r.entropy:>10.3f}{r.weight_scaled:>11.4g}"
+                  f"{r.entropy_scaled:>10.3f}")
+    except KeyboardInterrupt:
+        print("python3 scripts/scales.py: interrupted", file=sys.stderr)
+        return 130
     return 0
+
+
+def _options(parser: argparse.ArgumentParser, args) -> List[int]:
+    """The n of --lengths, once every option is checked in the name of its flag."""
+    for flag, value, least in (("--d-model", args.d_model, 1), ("--heads", args.heads, 1),
+                               ("--base", args.base, 2)):
+        if not least <= value <= MAX_EXACT:
+            parser.error(f"{flag} must be from {least} to 2**53, not {value}")
+    if args.d_model % args.heads:
+        parser.error(f"--heads {args.heads} does not divide --d-model {args.d_model}: a head "
+                     f"has d_k = d_model / heads")
+    if not 0 <= args.gap <= LIMIT:  # NaN fails both comparisons
+        parser.error(f"--gap must be from 0 to {LIMIT:.3g}, not {args.gap!r}")
+    return [_length(parser, part) for part in args.lengths.split(",")]
+
+
+def _length(parser: argparse.ArgumentParser, part: str) -> int:
+    """One n of --lengths: a whole number from 2 to 2^53."""
+    try:
+        n = int(part)
+    except ValueError:
+        parser.error(f"--lengths: each n must be a whole number, not {part!r}")
+    if not 2 <= n <= MAX_EXACT:
+        parser.error(f"--lengths: each n must be from 2 to 2**53, not {n}")
+    return n
 
 
 if __name__ == "__main__":

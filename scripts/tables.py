@@ -1,8 +1,9 @@
 """Markdown for the generated parts of the pages: tables, and numbers with their errors.
 
-The pages keep their sentences; the programs that fill their markers hand back numbers
-and tables only.  A number with its standard error follows the report's one rule,
-`stats.format_estimate`; a median with its interval is `stats.format_interval`.
+The pages keep their sentences; the programs that fill their markers (run by
+`python3 scripts/build.py`) hand back numbers and tables only.  A number with its
+standard error follows the report's one rule, `stats.format_estimate`; a median with its
+interval is `stats.format_interval`.
 
 Public names:
 
@@ -60,5 +61,5 @@ def estimate(value: float, se: float) -> str:
     return " ± ".join(stats.format_estimate(value, se))
 
 
-if __name__ == "__main__":  # a helper of the build: say what it offers
+if __name__ == "__main__":  # a part of the build, not a program: what it offers
     print(__doc__)

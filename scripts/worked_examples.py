@@ -218,12 +218,20 @@ def markdown_blocks() -> Dict[str, str]:
     return {"worked-examples": worked_examples_table(), "spreads": spread_table()}
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Print both tables."""
-    parser = argparse.ArgumentParser(prog="python3 scripts/worked_examples.py",
-                                     description=__doc__.split("\n\n")[0])
-    parser.parse_args(argv)
-    print(worked_examples_table(), spread_table(), sep="\n\n")
+    _Parser(prog="python3 scripts/worked_examples.py",
+            description=__doc__.split("\n\n")[0]).parse_args(argv)
+    try:
+        print(worked_examples_table(), spread_table(), sep="\n\n")
+    except KeyboardInterrupt:
+        print("python3 scripts/worked_examples.py: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -554,8 +554,8 @@ ABOVE_LIMIT = LIMIT * (1 + 2 ** -52)  # the next float above LIMIT
 @pytest.mark.parametrize("fn", ATTENTION_FUNCTIONS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("change, error, message", [
     pytest.param({"Q": [[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]}, ValueError,
-                 r"Q\[1\] has 2 entries but Q\[0\] has 4; the rows of Q must all have "
-                 "the same length", id="ragged Q"),
+                 r"Q\[1\] has length 2 but Q\[0\] has length 4; the rows of Q must all "
+                 "have the same length", id="ragged Q"),
     pytest.param({"Q": []}, ValueError, "Q is empty", id="no queries"),
     pytest.param({"K": []}, ValueError, "K is empty", id="no keys"),
     pytest.param({"V": []}, ValueError, "V is empty", id="no values"),
@@ -573,7 +573,9 @@ ABOVE_LIMIT = LIMIT * (1 + 2 ** -52)  # the next float above LIMIT
     pytest.param({"V": [[0.0, -INF]] * 3}, ValueError, r"V\[0\]\[1\] is -inf",
                  id="-inf in V"),
     pytest.param({"Q": [[ABOVE_LIMIT, 0.0, 0.0, 0.0], [0.0] * 4]}, ValueError,
-                 re.escape(f"Q[0][0] is {ABOVE_LIMIT!r}; it must be finite, |x| <= 1.61e+60"),
+                 re.escape(f"Q[0][0] is {ABOVE_LIMIT!r}; it must be at most 2^200 (about "
+                           "1.6e+60) in size, so that sums of products stay within the float "
+                           "range"),
                  id="Q beyond LIMIT"),
     pytest.param({"Q": [["1", 0.0, 0.0, 0.0], [0.0] * 4]}, TypeError,
                  r"Q\[0\]\[0\] is '1', not a real number", id="a str in Q"),

@@ -3,11 +3,16 @@
 TypeError for the wrong kind of thing, ValueError for a wrong value or shape, each naming
 the function called, the argument as passed, the rule and the shapes that matter; one
 rule, one message.  The tests pin that meaning (function, argument, index, rule), not
-every word.  Every entry of a vector or matrix argument is
-finite and at most softmax.LIMIT = 2^200 in size: that keeps every result finite, so
-larger entries are refused, never rescued.  softmax and its logarithms take any finite
-logit; softmax_backward takes |g_i| <= 2^1021.  Masks hold bools; NumPy-like arrays are
-read through tolist(), integral types through __index__.
+every word, except where a message once named the wrong rule: those are pinned whole.
+Every entry of a vector or matrix argument is finite and at most softmax.LIMIT = 2^200 in
+size: that keeps every result finite, so larger entries are refused, never rescued.
+softmax and its logarithms take any finite logit; softmax_backward takes
+|g_i| <= 2^1021.  Masks hold bools; NumPy-like arrays are read through tolist(), integral
+types through __index__.
+
+The policy itself (softmax.as_list, ..., shown) is public: each of its functions has its
+own tests first, for what it returns and refuses, and for its own arguments (fn, what,
+masked, limit, minimum, maximum), which it refuses in its own name.
 """
 
 import math
@@ -72,91 +77,356 @@ class Array:
         return [list(r) if isinstance(r, list) else r for r in self.rows]
 
 
-# ------------------------------------------------------------ the policy functions
+# ------------------------------------------------------------ the input policy, one by one
+# Each policy function's contract: what it returns, the rules it refuses in the caller's
+# name (fn), and its own arguments refused in its own name.
 
-def test_as_list_takes_a_sequence_or_an_array_and_refuses_the_rest():
-    assert as_list("f", (1, 2), "x") == (1, 2)
+def test_as_list_returns_a_new_list_of_a_sequence_or_an_array():
+    """as_list copies a tuple, a list or an array's tolist() into a new list, and leaves the
+    entries unchecked (NaN and strs included: as_vector and the other checks judge them)."""
+    x = [1.0, NAN, "a"]
+    got = as_list("f", x, "x")
+    assert got[0] == 1.0 and got[1] is NAN and got[2] == "a" and got is not x
+    assert as_list("f", (1, 2), "x") == [1, 2]
     assert as_list("f", Array([1.0, 2.0]), "x") == [1.0, 2.0]
-    for bad in ("12", b"12", {1.0, 2.0}, {"a": 1}, 3.0, None):
-        with pytest.raises(TypeError, match="f: x must be a list, not "):
-            as_list("f", bad, "x")
-    with pytest.raises(ValueError, match="f: x is empty; it needs at least one entry"):
-        as_list("f", [], "x")
+
+
+@pytest.mark.parametrize("bad, kind", [("12", "str"), (b"12", "bytes"), ({1.0, 2.0}, "set"),
+                                       ({"a": 1}, "dict"), (3.0, "float"), (None, "NoneType")])
+def test_as_list_refuses_what_is_not_a_sequence_naming_its_type(bad, kind):
+    """A str is a sequence of characters, not of numbers: refused with sets, dicts and
+    scalars, by type."""
+    with pytest.raises(TypeError, match=f"^f: x must be a list, not {kind}$"):
+        as_list("f", bad, "x")
+
+
+def test_as_list_refuses_an_empty_sequence():
+    """An empty list or array has no entry to compute with."""
+    for empty in ([], (), Array([])):
+        with pytest.raises(ValueError, match="^f: x is empty; it needs at least one entry$"):
+            as_list("f", empty, "x")
 
 
 def test_as_vector_returns_new_floats_and_names_the_bad_entry():
+    """Every entry becomes a float, in a new list, on the fast path (all floats) and the slow
+    one alike; a bad entry is named by its index and value."""
     x = [1, Fraction(1, 2), 2.5]
     got = as_vector("f", x, "u")
     assert got == [1.0, 0.5, 2.5] and all(type(v) is float for v in got) and got is not x
-    with pytest.raises(TypeError, match=r"f: u\[1\] is True, not a real number"):
+    floats = [1.0, -2.0]
+    assert as_vector("f", floats) == floats and as_vector("f", floats) is not floats
+    with pytest.raises(TypeError, match=r"^f: u\[1\] is True, not a real number$"):
         as_vector("f", [1.0, True], "u")
-    with pytest.raises(TypeError, match=r"f: u\[0\] is 1j, not a real number"):
+    with pytest.raises(TypeError, match=r"^f: u\[0\] is 1j, not a real number$"):
         as_vector("f", [1j, 0.0], "u")
-    with pytest.raises(ValueError, match=r"f: u\[1\] is nan; it must be finite, \|x\| <= 1.61e"):
+    with pytest.raises(ValueError, match=r"^f: u\[1\] is nan; it must be finite$"):
         as_vector("f", [1.0, NAN], "u")
 
 
-def test_as_vector_admits_minus_inf_where_masked_and_as_logits_not_in_every_entry():
+def test_as_vector_admits_minus_inf_only_where_masked():
+    """-inf is a mask, allowed with masked=True; +inf never is."""
     assert as_vector("f", [0.0, -INF], masked=True) == [0.0, -INF]
     assert as_vector("f", [-INF, -INF], masked=True) == [-INF, -INF]  # a masked bias row
-    with pytest.raises(ValueError, match=r"f: x\[1\] is -inf; it must be finite, \|x\|"):
+    with pytest.raises(ValueError, match=r"^f: x\[1\] is -inf; it must be finite$"):
         as_vector("f", [0.0, -INF])
-    assert as_logits("f", [0.0, -INF]) == [0.0, -INF]
-    with pytest.raises(ValueError, match="f: x is -inf everywhere; at least one logit must be "
-                                         "finite"):
-        as_logits("f", [-INF, -INF])
-    with pytest.raises(ValueError, match=r"f: x\[1\] is inf; it must be finite or -inf"):
-        as_vector("f", [0.0, INF], masked=True)  # only -inf is a mask
+    with pytest.raises(ValueError, match=r"^f: x\[1\] is inf; it must be finite or -inf$"):
+        as_vector("f", [0.0, INF], masked=True)
 
 
-def test_a_single_entry_is_named_with_its_index():
-    with pytest.raises(ValueError, match=r"^softmax: x\[0\] is nan; "):
-        softmax([NAN])
-    with pytest.raises(ValueError, match=r"^f: u\[0\] is nan; "):
-        as_vector("f", [NAN], "u")
-
-
-def test_as_vector_takes_its_limit():
+def test_as_vector_takes_entries_up_to_its_limit_and_says_why_the_limit_is_there():
+    """LIMIT = 2^200 is admitted, the next float above it is not, and the message says the
+    rule (a size), its value as a power of two, and its reason; another limit is shown as
+    given, and the largest float's limit is the float range."""
     assert as_vector("f", [LIMIT, -LIMIT]) == [LIMIT, -LIMIT]
     assert as_vector("f", [1e300], limit=LARGEST) == [1e300]
-    with pytest.raises(ValueError, match=r"f: x\[1\] is 3.0; it must be finite, \|x\| <= 2$"):
+    assert as_vector("f", [2.0], limit=2) == [2.0]
+    with pytest.raises(ValueError, match=re.escape(
+            f"f: x[0] is {-ABOVE_LIMIT!r}; it must be at most 2^200 (about 1.6e+60) in size, "
+            "so that sums of products stay within the float range")):
+        as_vector("f", [-ABOVE_LIMIT, 0.0])
+    with pytest.raises(ValueError, match=r"^f: x\[1\] is 3.0; it must be at most 2.0 in size$"):
         as_vector("f", [1.0, 3.0], limit=2.0)
+    with pytest.raises(ValueError, match=r"^f: x\[0\] is 4e\+20; it must be at most 3e\+20 in "
+                                         "size$"):
+        as_vector("f", [4e20], limit=3e20)  # large, but no power of two
+    with pytest.raises(ValueError, match=r"^f: x\[0\] is 0.75; it must be at most 0.5 in size$"):
+        as_vector("f", [0.75], limit=0.5)  # a limit below 1 is a limit too
+    with pytest.raises(ValueError, match=r"^f: x\[0\] is an int of 400 digits; it must be at "
+                                         r"most the largest float \(about 1.8e\+308\) in size$"):
+        as_vector("f", [10 ** 399], limit=LARGEST)
 
 
 def test_as_matrix_checks_every_row_and_refuses_a_ragged_one():
+    """A matrix is a non-empty list of rows of equal length, each checked as a vector; the
+    rows returned are new lists."""
     A = [[1, 2], (3, 4)]
     got = as_matrix("f", A, "A")
-    assert got == [[1.0, 2.0], [3.0, 4.0]] and got[1] is not A[1]
-    with pytest.raises(ValueError, match=r"f: A\[1\] has 2 entries but A\[0\] has 1; the "
-                                         "rows of A must all have the same length"):
-        as_matrix("f", [[1.0], [1.0, 2.0]], "A")
-    with pytest.raises(ValueError, match=r"f: A\[1\]\[1\] is nan"):
-        as_matrix("f", [[1.0, 2.0], [3.0, NAN]], "A")
-    with pytest.raises(TypeError, match=r"f: A\[1\] must be a list, not str"):
-        as_matrix("f", [[1.0], "a"], "A")
+    assert got == [[1.0, 2.0], [3.0, 4.0]] and got[1] is not A[1] and got is not A
+    assert as_matrix("f", Array([[1.0], [2.0]]), "A") == [[1.0], [2.0]]
     assert as_matrix("f", [[-INF, 0.0]], "B", masked=True) == [[-INF, 0.0]]
+    with pytest.raises(ValueError, match=r"^f: B\[0\]\[0\] is -inf; it must be finite$"):
+        as_matrix("f", [[-INF, 0.0]], "B")
+    with pytest.raises(ValueError, match=r"^f: A\[1\] has length 2 but A\[0\] has length 1; "
+                                         "the rows of A must all have the same length$"):
+        as_matrix("f", [[1.0], [1.0, 2.0]], "A")
+    with pytest.raises(ValueError, match=r"^f: A\[1\]\[1\] is nan"):
+        as_matrix("f", [[1.0, 2.0], [3.0, NAN]], "A")
+    with pytest.raises(ValueError, match=r"^f: A\[1\] is empty"):
+        as_matrix("f", [[1.0], []], "A")
 
 
-def test_as_real_as_int_and_as_flag():
-    assert as_real("f", Fraction(1, 4), "c") == 0.25
+def test_as_matrix_says_that_a_matrix_is_a_list_of_rows():
+    """A vector where a matrix belongs, or a row that is not a list, is named with the rule
+    that a matrix is a list of rows."""
+    rule = "not a row; a matrix is a list of rows, so one row r is written [r]"
+    with pytest.raises(TypeError, match=re.escape(f"f: A[0] is 1.0, {rule}")):
+        as_matrix("f", [1.0, 2.0, 3.0], "A")
+    with pytest.raises(TypeError, match=re.escape(f"f: A[1] is 'a', {rule}")):
+        as_matrix("f", [[1.0], "a"], "A")
+    with pytest.raises(TypeError, match="^f: A must be a list, not float$"):
+        as_matrix("f", 1.0, "A")
+
+
+def test_as_real_returns_a_float_of_any_real_number_within_the_limit():
+    """ints, Fractions and floats become floats; bools, complex numbers, strs and None are
+    not real numbers; NaN and inf are not finite."""
+    assert as_real("f", Fraction(1, 4), "c") == 0.25 and type(as_real("f", 3, "c")) is float
     assert as_real("f", -INF, "x", masked=True) == -INF
-    with pytest.raises(TypeError, match="f: c is None, not a real number"):
-        as_real("f", None, "c")
-    with pytest.raises(ValueError, match=r"f: c is -inf; it must be finite"):
-        as_real("f", -INF, "c")
+    assert as_real("f", -LIMIT, "c") == -LIMIT
+    for bad, text in ((None, "None"), (True, "True"), (1j, "1j"), ("1", "'1'")):
+        with pytest.raises(TypeError, match=f"^f: c is {re.escape(text)}, not a real number$"):
+            as_real("f", bad, "c")
+    for bad in (NAN, INF, -INF):
+        with pytest.raises(ValueError, match=f"^f: c is {bad!r}; it must be finite$"):
+            as_real("f", bad, "c")
+    with pytest.raises(ValueError, match="^f: x is nan; it must be finite or -inf$"):
+        as_real("f", NAN, "x", masked=True)
+
+
+def test_as_real_refuses_an_exact_number_beyond_the_float_range_by_its_size():
+    """An int or a Fraction too large for a float is finite: the rule it breaks is the size
+    (once reported as 'must be finite')."""
+    with pytest.raises(ValueError, match="^f: c is an int of 401 digits; it must be at most "
+                                         r"2\^200 \(about 1.6e\+60\) in size"):
+        as_real("f", -10 ** 400, "c")
+    with pytest.raises(ValueError, match=r"^f: x is Fraction\(1000+ \.\.\.; it must be at most "
+                                         r"the largest float \(about 1.8e\+308\) in size$"):
+        as_real("f", Fraction(10 ** 400, 3), "x", masked=True, limit=LARGEST)
+
+
+def test_as_int_takes_any_integral_type_within_its_bounds():
+    """An int, or any type with __index__ (NumPy's), comes back an int; a bool, a float, a
+    str or None is refused; each bound broken is named alone."""
     assert as_int("f", Index(3), "n") == 3 and type(as_int("f", Index(3), "n")) is int
     assert as_int("f", 4, "n", minimum=1, maximum=4) == 4
-    with pytest.raises(ValueError, match="f: n must be at least 1 and at most 4, not 5"):
-        as_int("f", 5, "n", maximum=4)
-    with pytest.raises(ValueError, match="f: n must be at least 0, not -1"):
-        as_int("f", -1, "n", minimum=0)
-    for bad in (True, 2.0, "2", None):
-        with pytest.raises(TypeError, match="f: n must be an int, not "):
+    assert as_int("f", 3, "n", minimum=3, maximum=3) == 3  # one int allowed
+    assert as_int("f", -2 ** 64, "seed", minimum=-2 ** 64) == -2 ** 64
+    assert as_int("f", 10 ** 40, "n", maximum=None) == 10 ** 40
+    for bad, text in ((True, "True"), (2.0, "2.0"), ("2", "'2'"), (None, "None")):
+        with pytest.raises(TypeError, match=f"^f: n must be an int, not {re.escape(text)}$"):
             as_int("f", bad, "n")
-    assert as_flag("f", False, "is_causal") is False
+    with pytest.raises(ValueError, match="^f: n must be at least 0, not -1$"):
+        as_int("f", -1, "n", minimum=0, maximum=4)  # the bound broken, not both
+    with pytest.raises(ValueError, match="^f: n must be at most 4, not 5$"):
+        as_int("f", 5, "n", maximum=4)
+
+
+def test_as_int_shows_a_bound_that_is_a_power_of_two_by_its_exponent():
+    """2^53 is shown as 2^53, not 9007199254740992 (and 2^64 - 1, -2^64 likewise); a small
+    bound, or one that is no power of two, as it is."""
+    with pytest.raises(ValueError, match=r"^f: d_k must be at most 2\^53, not 9007199254740993$"):
+        as_int("f", 2 ** 53 + 1, "d_k", maximum=2 ** 53)
+    with pytest.raises(ValueError, match=r"^f: seed must be at most 2\^64 - 1, not "):
+        as_int("f", 2 ** 64, "seed", 0, 2 ** 64 - 1)
+    with pytest.raises(ValueError, match=r"^f: seed must be at least -2\^64, not "):
+        as_int("f", -2 ** 64 - 1, "seed", minimum=-2 ** 64)
+    with pytest.raises(ValueError, match="^f: n must be at most 1048575, not 1048576$"):
+        as_int("f", 2 ** 20, "n", maximum=2 ** 20 - 1)  # below a million: printed in full
+    with pytest.raises(ValueError, match=r"^f: n must be at most 2\^20, not 1048577$"):
+        as_int("f", 2 ** 20 + 1, "n", maximum=2 ** 20)  # from 2^20 on, by its exponent
+    with pytest.raises(ValueError, match="^f: n must be at least -18446744073709551615, not "):
+        as_int("f", -2 ** 64, "n", minimum=-(2 ** 64 - 1))  # only 2^64 - 1 itself is short
+    with pytest.raises(ValueError, match="^f: n must be at most 3000000, not 3000001$"):
+        as_int("f", 3000001, "n", maximum=3000000)
+    with pytest.raises(ValueError, match="^f: n must be at most 4, not an int of 5001 digits$"):
+        as_int("f", 10 ** 5000, "n", maximum=4)
+
+
+def test_as_flag_takes_true_and_false_only():
+    """1, 0, "yes", None and a type named like numpy's bool_ are not flags."""
+    assert as_flag("f", False, "is_causal") is False and as_flag("f", True, "x") is True
     for bad in (1, 0, "yes", None, bool_(True)):
-        with pytest.raises(TypeError, match="f: is_causal must be True or False, not "):
+        with pytest.raises(TypeError, match="^f: is_causal must be True or False, not "):
             as_flag("f", bad, "is_causal")
+
+
+def test_as_logits_takes_any_finite_float_and_minus_inf_but_not_minus_inf_everywhere():
+    """Softmax takes any finite logit (its max-shift keeps it in range) and -inf as a mask;
+    with every logit -inf no distribution exists."""
+    assert as_logits("f", [LARGEST, -INF, 1]) == [LARGEST, -INF, 1.0]
+    with pytest.raises(ValueError, match="^f: x is -inf everywhere; at least one logit must be "
+                                         "finite for a probability distribution to exist$"):
+        as_logits("f", [-INF, -INF])
+    with pytest.raises(ValueError, match=r"^f: x\[0\] is inf; it must be finite or -inf$"):
+        as_logits("f", [INF, 0.0])
+
+
+def test_as_probabilities_takes_entries_of_at_least_0_that_sum_to_1_within_1e_9():
+    """A probability vector, as softmax returns it: a negative entry, or a sum 1e-9 from 1,
+    is named as the logits passed by mistake would be."""
+    assert as_probabilities("f", [0.25, 0.75]) == [0.25, 0.75]
+    assert as_probabilities("f", [0.5, 0.5 + 5e-10]) == [0.5, 0.5 + 5e-10]
+    with pytest.raises(ValueError, match=r"^f: p\[1\] is -0.5; a probability cannot be "):
+        as_probabilities("f", [1.5, -0.5])
+    with pytest.raises(ValueError, match=r"^f: p sums to 1.00001, not 1 \(within 1e-9\)"):
+        as_probabilities("f", [0.5, 0.50001])
+    with pytest.raises(ValueError, match=r"^f: p\[0\] is -inf; it must be finite$"):
+        as_probabilities("f", [-INF, 1.0])  # not a mask here
+
+
+def test_in_log_range_checks_the_logits_and_their_distance_below_the_max():
+    """in_log_range checks its input as as_logits does, then refuses a finite logit more than
+    the largest float below the max, whose log-probability would not be a float."""
+    half = LARGEST / 2
+    assert in_log_range("f", [half, -half, -INF]) == [half, -half, -INF]
+    x = [1.0, 2]
+    assert in_log_range("f", x) == [1.0, 2.0] and x == [1.0, 2]
+    with pytest.raises(ValueError, match=r"^f: x\[1\] is -1.7e\+308, more than the largest "
+                                         r"float below the max x\[0\] = 1.7e\+308"):
+        in_log_range("f", [1.7e308, -1.7e308])
+    with pytest.raises(ValueError, match="^f: x is -inf everywhere"):
+        in_log_range("f", [-INF])
+    with pytest.raises(TypeError, match="^f: x must be a list, not str$"):
+        in_log_range("f", "ab")
+
+
+def test_shown_cuts_a_long_repr_and_sizes_a_long_int():
+    """A message shows a value by its repr, at most 60 characters; an int of more than 40
+    digits by its number of digits."""
+    assert shown(1.5) == "1.5" and shown("ab") == "'ab'"
+    assert shown(10 ** 40) == repr(10 ** 40)  # 41 digits: still printed
+    assert shown(2 ** 133 - 1) == repr(2 ** 133 - 1)  # the largest int printed (41 digits)
+    assert shown(2 ** 133) == "an int of 41 digits"  # the smallest by its size
+    assert shown(-10 ** 41) == "an int of 42 digits"
+    long = shown(list(range(100)))
+    assert len(long) == 60 and long.endswith(" ...") and long.startswith("[0, 1, 2, ")
+    assert shown("a" * 58) == repr("a" * 58)  # a repr of exactly 60 characters: whole
+    assert shown("a" * 59) == "'" + "a" * 55 + " ..."  # 61: cut to 60
+
+
+class BrokenRepr:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+def test_shown_names_by_its_type_a_value_whose_repr_fails():
+    """Whatever a repr raises (an int too long to print inside a Fraction, nesting too deep,
+    a broken __repr__), the message still gets made."""
+    assert shown(Fraction(10 ** 5000, 3)) == "a Fraction that cannot be printed"
+    deep = [1.0]
+    for _ in range(100_000):
+        deep = [deep]
+    assert shown(deep) == "a list that cannot be printed"
+    assert shown(BrokenRepr()) == "a BrokenRepr that cannot be printed"
+    with pytest.raises(TypeError, match=r"^f: x\[0\] is a BrokenRepr that cannot be printed, "):
+        as_vector("f", [BrokenRepr()])
+
+
+# A valid call of each policy function, by keyword: fn and what (and the options) are
+# replaced one at a time below.
+POLICY_CALLS = {
+    "as_list": (as_list, {"x": [1.0]}),
+    "as_vector": (as_vector, {"x": [1.0], "masked": False, "limit": 2.0}),
+    "as_matrix": (as_matrix, {"A": [[1.0]], "masked": True}),
+    "as_real": (as_real, {"value": 1.0, "masked": True, "limit": 2.0}),
+    "as_int": (as_int, {"value": 3, "minimum": 1, "maximum": 4}),
+    "as_flag": (as_flag, {"value": True}),
+    "as_logits": (as_logits, {"x": [1.0]}),
+    "as_probabilities": (as_probabilities, {"p": [1.0]}),
+    "in_log_range": (in_log_range, {"x": [1.0]}),
+}
+
+
+@pytest.mark.parametrize("name", POLICY_CALLS)
+@pytest.mark.parametrize("change, error, message", [
+    ({"fn": None}, TypeError, "fn must be a str naming the function called, not None"),
+    ({"fn": 3}, TypeError, "fn must be a str naming the function called, not 3"),
+    ({"fn": ""}, ValueError, "fn is empty; it must name the function called"),
+    ({"what": ["x"]}, TypeError, "what must be a str naming the argument checked, not ['x']"),
+    ({"what": ""}, ValueError, "what is empty; it must name the argument checked"),
+    ({"fn": None, "what": None}, TypeError, "fn must be a str"),  # the first named first
+], ids=["fn None", "fn an int", "fn empty", "what a list", "what empty", "both None"])
+def test_a_bad_fn_or_what_is_refused_in_the_policy_functions_own_name(name, change, error,
+                                                                       message):
+    """fn and what are the policy's own arguments: misused, the policy function is the one
+    called wrongly, and its message names it (the valid value is accepted)."""
+    function, kwargs = POLICY_CALLS[name]
+    assert function(fn="caller", what="x", **kwargs) is not None
+    with pytest.raises(error) as raised:
+        function(**dict({"fn": "caller", "what": "x"}, **kwargs, **change))
+    assert str(raised.value).startswith(f"{name}: {message}"), str(raised.value)
+
+
+@pytest.mark.parametrize("name, change, error, message", [
+    ("as_vector", {"masked": 1}, TypeError, "masked must be True or False, not 1"),
+    ("as_matrix", {"masked": None}, TypeError, "masked must be True or False, not None"),
+    ("as_real", {"masked": "yes"}, TypeError, "masked must be True or False, not 'yes'"),
+    ("as_vector", {"limit": None}, TypeError, "limit is None, not a real number"),
+    ("as_real", {"limit": True}, TypeError, "limit is True, not a real number"),
+    ("as_real", {"limit": NAN}, ValueError, "limit is nan; it must be finite"),
+    ("as_vector", {"limit": INF}, ValueError, "limit is inf; it must be finite"),
+    ("as_vector", {"limit": -INF}, ValueError, "limit is -inf; it must be finite"),
+    ("as_real", {"limit": 0}, ValueError, "limit is 0; it must be positive"),
+    ("as_vector", {"limit": -1.0}, ValueError, "limit is -1.0; it must be positive"),
+    ("as_real", {"limit": 10 ** 400}, ValueError, "limit is an int of 401 digits; it must be "
+                                                  "at most the largest float"),
+    ("as_int", {"minimum": 1.5}, TypeError, "minimum must be an int, not 1.5"),
+    ("as_int", {"minimum": None}, TypeError, "minimum must be an int, not None"),
+    ("as_int", {"maximum": "4"}, TypeError, "maximum must be an int or None, not '4'"),
+    ("as_int", {"maximum": 0}, ValueError, "maximum is 0, below minimum = 1; no int would "
+                                           "pass"),
+])
+def test_a_bad_option_is_refused_in_the_policy_functions_own_name(name, change, error,
+                                                                   message):
+    """masked is a flag, limit a positive finite real number, minimum an int and maximum an
+    int (or None) at least minimum: else the policy function says so in its own name."""
+    function, kwargs = POLICY_CALLS[name]
+    with pytest.raises(error) as raised:
+        function(**dict({"fn": "caller", "what": "x"}, **dict(kwargs, **change)))
+    assert str(raised.value).startswith(f"{name}: {message}"), str(raised.value)
+
+
+def test_a_policy_message_names_the_callers_function_and_argument():
+    """The value's rules are the caller's: the message starts with fn, not the policy."""
+    with pytest.raises(ValueError, match=r"^softmax: x\[0\] is nan; "):
+        as_logits("softmax", [NAN])
+    with pytest.raises(ValueError, match=r"^my_attention: K\[1\]\[0\] is inf; "):
+        as_matrix("my_attention", [[0.0], [INF]], "K")
+
+
+# ------------------------------------------------------------ the messages of issue 28
+# Each was a slip: the rule not the one broken, a number the caller did not write, a plural
+# of one.  Pinned whole.
+
+@pytest.mark.parametrize("call, error, message", [
+    pytest.param(lambda: dot([10 ** 400], [1.0]), ValueError,
+                 "dot: u[0] is an int of 401 digits; it must be at most 2^200 (about 1.6e+60) "
+                 "in size, so that sums of products stay within the float range",
+                 id="a finite int beyond LIMIT (was: must be finite, |x| <= 1.61e+60)"),
+    pytest.param(lambda: softmax([Fraction(10 ** 400, 3)]), ValueError,
+                 f"softmax: x[0] is {shown(Fraction(10 ** 400, 3))}; it must be at most the "
+                 "largest float (about 1.8e+308) in size",
+                 id="a finite Fraction beyond the float range (was: must be finite or -inf)"),
+    pytest.param(lambda: transpose([1.0, 2.0, 3.0]), TypeError,
+                 "transpose: A[0] is 1.0, not a row; a matrix is a list of rows, so one row r "
+                 "is written [r]", id="a vector for a matrix"),
+    pytest.param(lambda: matmul([[1.0, 2.0], [3.0]], [[1.0], [2.0]]), ValueError,
+                 "matmul: A[1] has length 1 but A[0] has length 2; the rows of A must all "
+                 "have the same length", id="a ragged row of one (was: 1 entries)"),
+])
+def test_the_message_names_the_rule_broken_in_the_callers_terms(call, error, message):
+    """The whole message: the function called, the argument as passed, the rule broken."""
+    assert refused(error, call) == message
 
 
 # ------------------------------------------------------------ the limits
@@ -197,9 +467,9 @@ REFUSED_ABOVE_LIMIT = [
 
 @pytest.mark.parametrize("fn, entry, call", REFUSED_ABOVE_LIMIT)
 def test_an_entry_just_above_limit_is_refused_naming_the_argument_and_entry(fn, entry, call):
-    # bias may hold -inf (a masked key): its rule says so; the bound is the same
-    message = (re.escape(f"{fn}: {entry} is {ABOVE_LIMIT!r}; it must be finite")
-               + "( or -inf)?" + re.escape(", |x| <= 1.61e+60"))
+    # bias may hold -inf (a masked key): the bound on its size is the same
+    message = re.escape(f"{fn}: {entry} is {ABOVE_LIMIT!r}; it must be at most 2^200 (about "
+                        "1.6e+60) in size, so that sums of products stay within the float range")
     with pytest.raises(ValueError, match=f"^{message}$"):
         call(ABOVE_LIMIT)
 
@@ -289,7 +559,7 @@ def test_softmax_backward_takes_g_up_to_2_to_the_1021_and_stays_exact_there():
                                        [G_LIMIT, -G_LIMIT, G_LIMIT]))
     above = G_LIMIT * (1 + 2 ** -52)
     with pytest.raises(ValueError, match=re.escape(f"softmax_backward: g[1] is {above!r}; it must "
-                                                   "be finite, |x| <= 2.25e+307")):
+                                                   "be at most 2^1021 (about 2.2e+307) in size")):
         softmax_backward([0.5, 0.5], [0.0, above])
 
 
@@ -362,15 +632,11 @@ def test_array_like_arguments_are_read_through_tolist():
 def test_exact_number_types_are_accepted_and_huge_ones_are_out_of_range():
     assert softmax([Fraction(1, 2), Fraction(1, 2)]) == [0.5, 0.5]
     with pytest.raises(ValueError, match=r"^softmax: x\[0\] is an int of 401 digits; it must "
-                                         "be finite"):
+                                         "be at most the largest float"):
         softmax([10 ** 400, 1.0])  # beyond the float range: refused, not an OverflowError
     with pytest.raises(ValueError, match=r"^dot: u\[1\] is Fraction\(-10+ \.\.\.; it must be "
-                                         "finite"):
+                                         r"at most 2\^200"):
         dot([1, -Fraction(10 ** 400)], [1, 1])  # its repr, cut to 60 characters
-    assert as_int("f", 10 ** 40, "n", maximum=None) == 10 ** 40
-    with pytest.raises(ValueError, match="^f: n must be at least 1 and at most 4, not an int of "
-                                         "5001 digits$"):
-        as_int("f", 10 ** 5000, "n", maximum=4)
     with pytest.raises(TypeError, match=r"softmax: x\[1\] is True, not a real number"):
         softmax([0.0, True])
     with pytest.raises(TypeError, match=r"softmax: x\[2\] is None, not a real number"):
@@ -378,10 +644,13 @@ def test_exact_number_types_are_accepted_and_huge_ones_are_out_of_range():
 
 
 @pytest.mark.parametrize("x, error, message", [
-    ([10 ** 5000], ValueError, "softmax: x[0] is an int of 5001 digits; it must be finite"),
+    ([10 ** 5000], ValueError, "softmax: x[0] is an int of 5001 digits; it must be at most "
+                               "the largest float (about 1.8e+308) in size"),
     ([-10 ** 5000, 1.0], ValueError, "softmax: x[0] is an int of 5001 digits; it must be "),
-    ([[10 ** 5000]], TypeError, "softmax: x[0] is a list too long to print, not a real number"),
-    ([Fraction(10 ** 5000, 3)], ValueError, "softmax: x[0] is a Fraction too long to print; "),
+    ([[10 ** 5000]], TypeError, "softmax: x[0] is a list that cannot be printed, not a real "
+                                "number"),
+    ([Fraction(10 ** 5000, 3)], ValueError, "softmax: x[0] is a Fraction that cannot be "
+                                            "printed; "),
 ], ids=["an int of 5001 digits", "its negative", "the same inside a list", "a Fraction"])
 def test_an_int_too_long_to_print_is_refused_naming_the_function(x, error, message):
     # Python refuses to print an int of more than 4,300 digits: the message says its size
@@ -389,27 +658,19 @@ def test_an_int_too_long_to_print_is_refused_naming_the_function(x, error, messa
         softmax(x)
 
 
-def test_shown_cuts_a_long_repr_and_sizes_a_long_int():
-    assert shown(1.5) == "1.5" and shown("ab") == "'ab'"
-    assert shown(10 ** 40) == repr(10 ** 40)  # 41 digits: still printed
-    assert shown(2 ** 133 - 1) == repr(2 ** 133 - 1)  # the largest int printed (41 digits)
-    assert shown(2 ** 133) == "an int of 41 digits"  # the smallest by its size
-    assert shown(-10 ** 41) == "an int of 42 digits"
-    long = shown(list(range(100)))
-    assert len(long) == 60 and long.endswith(" ...") and long.startswith("[0, 1, 2, ")
-    assert shown("a" * 58) == repr("a" * 58)  # a repr of exactly 60 characters: whole
-    assert shown("a" * 59) == "'" + "a" * 55 + " ..."  # 61: cut to 60
-
-
-def test_the_rule_of_a_refused_entry_names_the_limit_only_where_it_is_not_the_float_range():
+def test_finiteness_and_size_are_two_rules_with_a_message_each():
+    # NaN and inf break finiteness alone; a finite number too large breaks the size alone
     assert refused(ValueError, lambda: softmax([NAN])) == (
         "softmax: x[0] is nan; it must be finite or -inf")
     assert refused(ValueError, lambda: online_update((0.0, INF), 1.0)) == (
         "online_update: state.d is inf; it must be finite")
     assert refused(ValueError, lambda: dot([NAN], [1.0])) == (
-        "dot: u[0] is nan; it must be finite, |x| <= 1.61e+60")
+        "dot: u[0] is nan; it must be finite")
     assert refused(ValueError, lambda: attention_steps(Q, K, V, bias=[[NAN] * 3] * 2)) == (
-        "attention_steps: bias[0][0] is nan; it must be finite or -inf, |x| <= 1.61e+60")
+        "attention_steps: bias[0][0] is nan; it must be finite or -inf")
+    assert refused(ValueError, lambda: attention_steps(Q, K, V, bias=[[-1e61] * 3] * 2)) == (
+        "attention_steps: bias[0][0] is -1e+61; it must be at most 2^200 (about 1.6e+60) in "
+        "size, so that sums of products stay within the float range")
 
 
 # ------------------------------------------------------------ normaliser states
@@ -589,14 +850,15 @@ def test_multi_head_refuses_what_zip_would_silently_truncate_one_rule_at_a_time(
                  ["matmul: A has 2 columns but B has 1 row", "(A is 1x2, B is 1x2)"],
                  id="matmul shapes"),
     pytest.param(lambda: matmul([[1.0], [1.0, 2.0]], [[1.0]]), ValueError,
-                 ["matmul: A[1] has 2 entries but A[0] has 1", "same length"],
+                 ["matmul: A[1] has length 2 but A[0] has length 1", "same length"],
                  id="matmul ragged"),
     pytest.param(lambda: transpose("ab"), TypeError, ["transpose: A must be a list, not str"],
                  id="transpose a str"),
     pytest.param(lambda: transpose([]), ValueError, ["transpose: A is empty"],
                  id="transpose empty"),
     pytest.param(lambda: transpose([[1.0], "a"]), TypeError,
-                 ["transpose: A[1] must be a list, not str"], id="transpose a str row"),
+                 ["transpose: A[1] is 'a', not a row; a matrix is a list of rows"],
+                 id="transpose a str row"),
     pytest.param(lambda: transpose([[1.0, NAN]]), ValueError,
                  ["transpose: A[0][1] is nan; it must be finite"], id="transpose nan"),
     pytest.param(lambda: softmax_backward([0.5, 0.5], [1.0]), ValueError,

@@ -25,7 +25,7 @@ import pytest
 import attention
 import softmax
 import stats
-from scripts import build, figures, tables, whiteboard
+from scripts import build, figures, report_tables, tables, whiteboard
 from tests.helpers import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -278,10 +278,13 @@ def test_the_readme_is_a_front_page_with_the_two_commands():
     text = markdown("README.md")
     # a front page: 180 lines before the Files table grew, 190 before the gradient's spread,
     # 210 before the training paragraph named its conditions (d_model fixed, --scales all),
-    # 215 before the section on the logit scale during training
-    assert len(text.splitlines()) <= 245
-    test_command = ("python3 -m venv .venv && .venv/bin/python -m pip install -q pytest"
-                    " && .venv/bin/python -m pytest")
+    # 215 before the answer in five lines and the three ways in came first, 250 before the
+    # test command said why --clear and how long the tests take, 255 before the section on
+    # the logit scale during training
+    assert len(text.splitlines()) <= 285
+    # --clear: run again with another python3, the command tests that one, not the last
+    test_command = ("python3 -m venv --clear .venv && .venv/bin/python -m pip install -q "
+                    "pytest && .venv/bin/python -m pytest")
     # both commands in one code block, the tests exactly as .ci/run runs them
     block = text.split("```sh\n", 1)[1].split("```", 1)[0]
     assert block.startswith("python3 stats.py ") and f"\n{test_command}\n" in block
@@ -321,6 +324,22 @@ def test_the_numbers_written_in_the_prose_are_what_the_code_gives():
     # the length axis: gap 5 against n_0 = 16, as report_tables.GAP and LENGTHS[0] have it
     assert f"here 5 against ln 16 = {math.log(16):.2f}" in markdown("docs/interview.md")
     assert f"so a = {5 / math.log(16):.1f}" in markdown("docs/derivations.md")
+
+
+def test_the_one_pass_numbers_of_the_build_are_the_slip_recomputed_from_decimal():
+    # report_tables' values for the interview's one-pass slip, against tests/test_claims_docs'
+    # own zero-started recurrence and 50-digit softmax
+    from tests.test_claims_docs import worst
+    got = report_tables.values(stats.report(samples=4, trials=2, dks=(16,)), {})
+    assert {k: v for k, v in got.items() if k.startswith("onepass.")} == {
+        "onepass.normal": "-708", "onepass.zero": "-745",
+        "onepass.740": f"{100 * worst([-740.0, -741.0]):.2g}%",
+        "onepass.744": f"{100 * worst([-744.0, -745.0]):.2g}%"}
+    from tests.test_claims_docs import zero_started
+    for x in ([1.0, 3.0, -2.0], [5.0, 0.5], [-740.0, -741.0], [-3.0, 2.0, 7.0]):
+        assert report_tables._zero_started(x) == zero_started(x)  # the slip itself, any row
+    assert math.exp(-708.0) > 2.0 ** -1022 > math.exp(-709.0)  # the last normal exp
+    assert math.exp(-745.0) > 0.0 == math.exp(-746.0)  # the last exp above 0
 
 
 # ---------------------------------------------------------------- the table helper

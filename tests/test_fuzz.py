@@ -1,20 +1,25 @@
 """A seeded fuzz of every public function of softmax.py, attention.py and stats.py.
 
-Each public function (every callable name in a module's __all__) has one valid call
-written by hand (valid_calls).  Hostile calls are derived from it: one argument at a
-time replaced by a hostile value (wrong types, None, strings, NaN, +-inf, +-1e308,
-entries at and just above softmax.LIMIT, empty and ragged lists, bools, huge and
-negative ints, nested junk, NumPy scalars and arrays when NumPy is installed), a few
-seeded two-at-a-time replacements, and structured corruptions of the valid vectors
-and matrices (a NaN, an inf, a 1e308 or an entry just above LIMIT at a random entry,
-one ragged row, a column of +-1.7e308, every entry +-LIMIT).  Every call must
+Each public function (every callable name in a module's __all__, softmax.py's input
+policy included) has one valid call written by hand (valid_calls).  Hostile calls are
+derived from it: one argument at a time replaced by a hostile value (wrong types, None,
+strings, NaN, +-inf, +-1e308, entries at and just above softmax.LIMIT, empty and ragged
+lists, bools, huge and negative ints, nested junk, NumPy scalars and arrays when NumPy
+is installed), a few seeded two-at-a-time replacements, and structured corruptions of
+the valid vectors and matrices (a NaN, an inf, a 1e308 or an entry just above LIMIT at a
+random entry, one ragged row, a column of +-1.7e308, every entry +-LIMIT).  Every call
+must
 
 - return normally or raise ValueError or TypeError whose message starts with the name
-  of the function called, nothing else (no AttributeError, OverflowError, ...);
+  of the function called, nothing else (no AttributeError, OverflowError, ...); for a
+  function of the input policy (as_list, ..., in_log_range), the name its fn argument
+  gives (the caller's function, "caller: x[1] is nan; ..."), or its own when fn, what or
+  an option is bad ("as_int: fn must be a str naming the function called, not None");
 - raise no warning (warnings are errors here: NumPy's float32 scalars must not make
   NumPy warn about an overflow inside the library);
 - return nothing that holds a NaN or +inf (-inf only from the functions that pass
-  masked logits through, MAY_RETURN_MINUS_INF);
+  masked logits through, MAY_RETURN_MINUS_INF; anything from as_list, which by contract
+  leaves the entries unchecked);
 - leave its arguments as they were;
 - return within a second (a call still running after a second is interrupted, and
   after two such calls the rest of that function's fuzz is skipped).
@@ -25,10 +30,9 @@ random (seeded) from that function's hostile calls, and must end 0 bad of 4,000.
 
 Sizes are requests for work, taken at their word: the fuzz does not ask a function in
 WORK_SIZES for 10^30 draws or entries.  (causal_mask and the attention functions bound
-n m by attention.MAX_SCORES, so huge sizes are fuzzed there.)  The input-policy helpers
-of softmax.py (as_list, ..., as_flag) are internal, not in __all__: their fn and what
-arguments are the caller's constants, so the fuzz reaches them through the public
-functions only.
+n m by attention.MAX_SCORES, so huge sizes are fuzzed there.)  The input policy of
+softmax.py is public (in its __all__), so it is fuzzed as every other public function:
+its fn, what and options (masked, limit, minimum, maximum) get hostile values too.
 
 Every public name (`__all__`) needs a valid call here, or a reason in NOT_CALLED.
 
@@ -135,6 +139,17 @@ def _softmax_calls(sm):
         "online_merge": ([state, sm.Normalizer(1.5, 2.0)], {}),
         "rescale_factors": ([state, sm.Normalizer(-1.0, 1.0)], {}),
         "online_logsumexp": ([state], {}),
+        # the input policy: fn names the caller's function, what its argument
+        "as_list": (["caller", [1.0, 2.0], "x"], {}),
+        "as_vector": (["caller", [1.0, -2.0]], {"what": "u", "masked": False, "limit": 4.0}),
+        "as_matrix": (["caller", [[1.0, 2.0], [3.0, -INF]], "A"], {"masked": True}),
+        "as_real": (["caller", 0.5, "scale"], {"masked": False, "limit": 2.0}),
+        "as_int": (["caller", 3, "n"], {"minimum": 1, "maximum": 8}),
+        "as_flag": (["caller", True, "is_causal"], {}),
+        "as_logits": (["caller", [1.0, -INF]], {"what": "x"}),
+        "as_probabilities": (["caller", [0.25, 0.75]], {"what": "p"}),
+        "in_log_range": (["caller", [1.0, -INF]], {"what": "x"}),
+        "shown": ([1.5], {}),
     }
 
 
@@ -211,7 +226,7 @@ def _small_report(st):
 # name must land either here or in the valid-call table.
 NOT_CALLED = {
     "softmax": {"Normalizer": "a NamedTuple: a plain record, any two values",
-                "EMPTY": "a constant"},
+                "EMPTY": "a constant", "LIMIT": "a constant"},
     "attention": {"AttentionSteps": "a NamedTuple record", "AttentionGrads": "a NamedTuple record",
                   "Cost": "a NamedTuple record", "MAX_SCORES": "a constant"},
     "stats": {"Moments": "a NamedTuple record", "Saturation": "a NamedTuple record",
@@ -363,7 +378,14 @@ def _time_limit(seconds):
 # The functions whose results may hold -inf: a masked logit passed through (log_softmax's
 # log 0, attention_steps' scaled scores, the policy with masked=True, the empty state).
 MAY_RETURN_MINUS_INF = {"log_softmax", "online_update", "online_merge", "rescale_factors",
-                        "attention_steps"}
+                        "attention_steps", "as_vector", "as_matrix", "as_real", "as_logits",
+                        "in_log_range"}
+# The functions whose results are not checked for NaN and inf, with the reason.
+UNCHECKED_RESULTS = {"as_list": "returns the caller's entries unchecked: by contract"}
+# The input policy: a message starts with the caller's function that fn names, or with the
+# policy function's own name when fn, what or an option is bad.
+POLICY = {"as_list", "as_vector", "as_matrix", "as_real", "as_int", "as_flag", "as_logits",
+          "as_probabilities", "in_log_range"}
 
 
 def _bad_number(value, minus_inf_ok, depth=0):
@@ -437,12 +459,17 @@ def _short(value, limit=90):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def check_call(fn, name, args, kwargs, named=None):
-    """Return None if the call behaves, else a one-line description of what went wrong.
+def message_names(name, args):
+    """The names an error message of the call may start with: the function's own; for a
+    function of the input policy, also the caller's function that its fn (args[0]) names."""
+    if name in POLICY and args and isinstance(args[0], str) and args[0]:
+        return (name, args[0])
+    return (name,)
 
-    named: the name an error message must start with (name itself if None).
-    """
-    named = name if named is None else named
+
+def check_call(fn, name, args, kwargs):
+    """Return None if the call behaves, else a one-line description of what went wrong."""
+    named = message_names(name, args)
     before = _fresh((args, kwargs))
     shown = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
     call = f"{name}({', '.join(shown)})"
@@ -455,13 +482,14 @@ def check_call(fn, name, args, kwargs, named=None):
     except _TooSlow:
         return f"{call}: still running after {TIME_LIMIT} s (interrupted)"
     except (ValueError, TypeError) as error:
-        if not str(error).startswith(f"{named}: "):
-            problem = (f"{call}: {type(error).__name__} does not start with '{named}: ': "
+        if not str(error).startswith(tuple(f"{n}: " for n in named)):
+            problem = (f"{call}: {type(error).__name__} does not start with "
+                       f"{' or '.join(repr(n + ': ') for n in named)}: "
                        f"{_short(str(error), 120)}")
     except Exception as error:  # the fuzz reports whatever else escapes
         problem = f"{call}: {type(error).__name__}: {_short(str(error), 120)}"
     seconds = time.perf_counter() - start
-    bad = _bad_number(result, name in MAY_RETURN_MINUS_INF)
+    bad = None if name in UNCHECKED_RESULTS else _bad_number(result, name in MAY_RETURN_MINUS_INF)
     if problem is None and bad is not None:
         problem = f"{call}: returned {bad}: {_short(result)}"
     if problem is None and seconds > TIME_LIMIT:

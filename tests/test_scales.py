@@ -335,10 +335,9 @@ def test_huge_gaps_are_one_hot_without_an_error():
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(lengths=()), ValueError, "length_axis: lengths is empty"),
     (dict(lengths="16"), TypeError, "length_axis: lengths must be a list, not str"),
-    (dict(lengths=(16, 1)), ValueError, "length_axis: n must be at least 2 and at most "
-                                        "9007199254740992, not 1"),
-    (dict(lengths=(2 ** 53 + 1,)), ValueError, "length_axis: n must be at least 2 and at "
-                                               "most 9007199254740992"),
+    (dict(lengths=(16, 1)), ValueError, "length_axis: n must be at least 2, not 1"),
+    (dict(lengths=(2 ** 53 + 1,)), ValueError, "length_axis: n must be at most 2^53, not "
+                                               "9007199254740993"),
     (dict(lengths=(16.0,)), TypeError, "length_axis: n must be an int, not 16.0"),
     (dict(lengths=(True,)), TypeError, "length_axis: n must be an int, not True"),
     (dict(gap=-1.0), ValueError, "length_axis: gap is -1.0; the winner's lead must be at "
@@ -346,7 +345,7 @@ def test_huge_gaps_are_one_hot_without_an_error():
     (dict(gap=math.nan), ValueError, "length_axis: gap is nan; it must be finite"),
     (dict(gap=math.inf), ValueError, "length_axis: gap is inf; it must be finite"),
     (dict(gap=2.0 ** 201), ValueError, "length_axis: gap is 3.2138760885179806e+60; it must "
-                                       "be finite, |x| <= 1.61e+60"),
+                                       "be at most 2^200 (about 1.6e+60) in size"),
     (dict(gap="5"), TypeError, "length_axis: gap is '5', not a real number"),
     (dict(base=1), ValueError, "length_axis: base must be at least 2, not 1"),
     (dict(base=2.5), TypeError, "length_axis: base must be an int, not 2.5"),

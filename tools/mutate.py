@@ -13,6 +13,7 @@ tools/README.md explains the options, the figures and the list of equivalent mut
 """
 
 import argparse  # the command line
+import ast  # does a module parse?
 import importlib.util  # is pytest installed for this Python?
 import os  # the test runs' environment, process groups
 import random  # --sample, seeded
@@ -85,7 +86,7 @@ def read_equivalents(path: Path) -> Dict[str, str]:
 
 def default_tests(module: str) -> List[str]:
     """Return a module's default tests: its DEFAULT_TESTS (else the test files that import
-    it), its doctests, then SHARED_TESTS; only the files that exist."""
+    it), its doctests, then SHARED_TESTS; only the files that exist, each once."""
     own = DEFAULT_TESTS.get(module)
     if own is None:
         imports = _importers(module)
@@ -94,7 +95,7 @@ def default_tests(module: str) -> List[str]:
         if not own:
             raise SystemExit(f"mutate: no file in tests/ imports {module}; name the tests "
                              f"with --tests")
-    return [t for t in [*own, module, *SHARED_TESTS] if (ROOT / t).exists()]
+    return [t for t in dict.fromkeys([*own, module, *SHARED_TESTS]) if (ROOT / t).exists()]
 
 
 def _importers(module: str) -> "re.Pattern[str]":
@@ -155,10 +156,10 @@ class _Runner:
     Each mutant goes through the steps of stages(), each only if it passed the one before."""
 
     def __init__(self, module: str, options: List[str], tests: List[str], slow: bool,
-                 jobs: int, base: Path, report):
+                 jobs: int, base: Path, report, equivalents: Dict[str, str]):
         """Copy the repository once per job into base; time the unmutated tests, which must
         pass, and allow each step of a mutant's run ten times as long."""
-        self.module, self.report = module, report
+        self.module, self.report, self.equivalents = module, report, equivalents
         self.text = (ROOT / module).read_text(encoding="utf-8")
         self.stages = stages(options, tests, slow)
         self.copies: "Queue[Path]" = Queue()
@@ -196,8 +197,9 @@ class _Runner:
             self.outcomes[mutant] = outcome
             verdict = "survived" if outcome == "passed" else "killed"
             print(f"{verdict:9} {outcome:8} {mutant.describe()}", file=self.report, flush=True)
-            if outcome == "passed":
-                print(f"  survived: {mutant.describe()}", flush=True)
+            if outcome == "passed":  # a listed equivalent is no news: say which it is
+                said = "equivalent" if mutant.key in self.equivalents else "survived"
+                print(f"  {said}: {mutant.describe()}", flush=True)
             done = len(self.outcomes)
             if done % 25 == 0 or done == self.total:
                 print(f"  {done}/{self.total} mutants in {time.perf_counter() - self.start:.0f} s",
@@ -213,20 +215,25 @@ class _Runner:
                 for future in futures:
                     future.result()
             except KeyboardInterrupt:
-                print("mutate: interrupted; finishing the runs under way", flush=True)
+                print(f"mutate: interrupted after {len(self.outcomes)} of {self.total} mutants "
+                      f"of {self.module}; finishing the runs under way", file=sys.stderr,
+                      flush=True)
             finally:
                 self.stop.set()  # the mutants not started yet stay unrun
         return self.outcomes
 
 
 def run_module(module: str, mutants: List[Mutant], options: List[str], tests: List[str],
-               slow: bool, jobs: int, report) -> Dict[Mutant, str]:
+               slow: bool, jobs: int, report,
+               equivalents: Optional[Dict[str, str]] = None) -> Dict[Mutant, str]:
     """Run the tests (and the slow ones, if slow) on every mutant of one module; return each
-    mutant's outcome."""
+    mutant's outcome.  Ctrl-C before the first mutant (while the repository is copied and
+    the unmutated tests run) raises KeyboardInterrupt; after it, see _Runner.run."""
     base = Path(tempfile.mkdtemp(prefix="mutate-"))
     try:
         print(f"{module}: {len(mutants)} mutants", flush=True)
-        return _Runner(module, options, tests, slow, jobs, base, report).run(mutants, jobs)
+        runner = _Runner(module, options, tests, slow, jobs, base, report, equivalents or {})
+        return runner.run(mutants, jobs)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -280,16 +287,6 @@ def _table(figures: List[dict]) -> str:
     return "\n".join("  ".join(str(v).rjust(w) for v, w in zip(row, widths)) for row in rows)
 
 
-def _module_path(path: str) -> str:
-    """Return a module's path relative to the repository, given from here or from the root."""
-    here = (Path.cwd() / path).resolve()
-    if here.is_file() and ROOT in here.parents:
-        return here.relative_to(ROOT).as_posix()
-    if not (ROOT / path).is_file():
-        raise SystemExit(f"mutate: no module {path} here or under {ROOT}")
-    return Path(path).as_posix()
-
-
 def survivors(report: Path) -> Set[str]:
     """Return the keys of the mutants that survived in a report of this tool: its lines
     `survived  passed   file:line:col  function  operator  original -> mutant`."""
@@ -316,9 +313,13 @@ def select(mutants: List[Mutant], args: argparse.Namespace,
     return chosen
 
 
-def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
-    """Return the command line's options."""
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
         prog="python3 tools/mutate.py", description="Mutation testing: run a module's tests "
         "on each small change of its code, and count the changes they catch (tools/README.md).")
     parser.add_argument("modules", nargs="+", help="module paths, e.g. softmax.py or "
@@ -338,52 +339,173 @@ def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--report", type=Path, help="the report file (default "
                         "/tmp/mutation-report-MODULES.txt)")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_arguments(parser: argparse.ArgumentParser,
+                    argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """Return the command line's options, each checked: a bad one is a usage error."""
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, not {args.jobs}")
+    if args.sample is not None and args.sample < 1:
+        parser.error(f"--sample must be at least 1, not {args.sample}")
+    if args.rerun is not None and not args.rerun.is_file():
+        parser.error(f"--rerun: there is no report {args.rerun}")
+    missing = [t for t in args.tests or [] if not (ROOT / t.split("::")[0]).exists()]
+    if missing:
+        parser.error(f"--tests: no {missing[0]} under {ROOT}")
+    args.modules = [_module_path(parser, m) for m in args.modules]
+    args.report = args.report or Path(tempfile.gettempdir()) / (
+        "mutation-report-" + "-".join(Path(m).stem for m in args.modules) + ".txt")
+    why = None if args.list else _cannot_write(args.report)
+    if why:
+        parser.error(f"--report: cannot write {args.report}: {why}")
+    return args
+
+
+def _module_path(parser: argparse.ArgumentParser, path: str) -> str:
+    """Return a module's path relative to the repository, given from here or from the root;
+    a usage error unless it is a Python file of the repository that parses."""
+    here = (Path.cwd() / path).resolve()
+    if here.is_file() and ROOT in here.parents:
+        relative = here.relative_to(ROOT).as_posix()
+    elif (ROOT / path).is_file():
+        relative = Path(path).as_posix()
+    else:
+        parser.error(f"no module {path} here or under {ROOT}")
+    if not relative.endswith(".py"):
+        parser.error(f"{path} is not a Python module (a .py file)")
+    try:
+        ast.parse((ROOT / relative).read_text(encoding="utf-8"))
+    except (SyntaxError, ValueError) as error:  # ValueError: not UTF-8, or a NUL byte
+        parser.error(f"{path} does not parse as Python: {error}")
+    return relative
+
+
+def _cannot_write(path: Path) -> Optional[str]:
+    """Why the file path cannot be written, or None if it can."""
+    if path.is_dir():
+        return "it is a folder"
+    if not path.parent.exists():
+        return f"there is no folder {path.parent}"
+    if not path.parent.is_dir():
+        return f"{path.parent} is not a folder"
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        return "permission denied"
+    return None
+
+
+class _Report:
+    """The report file, opened (and emptied) at its first line: a run that ends before any
+    mutant has run leaves an earlier report, which the next --rerun may need, as it was."""
+
+    def __init__(self, path: Path):
+        self.path, self.file = path, None
+
+    def write(self, text: str) -> int:
+        if self.file is None:
+            self.file = open(self.path, "w", encoding="utf-8")
+        return self.file.write(text)
+
+    def flush(self) -> None:
+        if self.file is not None:
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Mutate the modules named on the command line and print the figures; return 0, or 1
-    if some mutants did not run."""
-    args = parse_arguments(argv)
+    """Mutate the modules named on the command line and print the figures; return 0, 2 for
+    a usage error (before anything runs: a bad option, or a module of which --function,
+    --operators or --rerun select no mutant), 130 when interrupted by Ctrl-C or SIGTERM
+    (the mutants that ran are reported; those that did not are counted as not killed)."""
+    parser = _parser()
+    args = parse_arguments(parser, argv)
     if not args.list and importlib.util.find_spec("pytest") is None:
         raise SystemExit(f"mutate: pytest is not installed for this Python: {sys.executable} "
                          f"(Python {sys.version.split()[0]}); install it there "
                          f"(python3 -m pip install pytest), or run the tool with a Python "
                          f"that has it")
-    modules = [_module_path(m) for m in args.modules]
     equivalents = read_equivalents(EQUIVALENT_FILE)
-    again = None if args.rerun is None else survivors(args.rerun)  # before a report overwrites it
-    report_path = args.report or Path(tempfile.gettempdir()) / (
-        "mutation-report-" + "-".join(Path(m).stem for m in modules) + ".txt")
-    signal.signal(signal.SIGTERM, _interrupt)
+    again = None if args.rerun is None else _survivors(parser, args.rerun)  # before the report
+    plans = [_plan(parser, module, args, again) for module in args.modules]  # before any run
+    if args.list:
+        for module, mutants, selected, _ in plans:
+            for m in selected:
+                print(m.describe() + ("  [equivalent]" if m.key in equivalents else ""))
+            print(f"{module}: {len(selected)} mutants")
+        return 0
+    held = signal.signal(signal.SIGTERM, _interrupt)
+    report = _Report(args.report)
+    try:
+        return _run_plans(plans, args, equivalents, report)
+    finally:
+        report.close()
+        signal.signal(signal.SIGTERM, held)
+
+
+def _survivors(parser: argparse.ArgumentParser, report: Path) -> Set[str]:
+    """survivors(report), or a usage error if it names none."""
+    try:
+        keys = survivors(report)
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8, or lines of another kind
+        parser.error(f"--rerun: {report} is not a report of this tool ({error})")
+    if not keys:
+        parser.error(f"--rerun: {report} lists no survivor: nothing to run again")
+    return keys
+
+
+def _plan(parser: argparse.ArgumentParser, module: str, args: argparse.Namespace,
+          again: Optional[Set[str]]) -> Tuple[str, List[Mutant], List[Mutant], List[str]]:
+    """(module, its mutants, those selected, its tests); exit with status 2 if the options
+    select none of its mutants."""
+    mutants = find_mutants(module, (ROOT / module).read_text(encoding="utf-8"))
+    selected = select(mutants, args, again)
+    if not selected:
+        chosen = " ".join(f"{flag} {' '.join(map(str, values))}" for flag, values in (
+            ("--function", args.function), ("--operators", args.operators),
+            ("--rerun", [args.rerun] if args.rerun else None)) if values)
+        parser.error(f"no mutant of {module} matches {chosen or 'the options'} "
+                     f"(--list shows its mutants)")
+    tests = args.tests or ([] if args.list else default_tests(module))
+    return module, mutants, selected, tests
+
+
+def _run_plans(plans: list, args: argparse.Namespace, equivalents: Dict[str, str],
+               report: _Report) -> int:
+    """Run each module's plan, print and write its figures; return the exit status."""
+    options = ["-x", "-q", "-p", "no:cacheprovider", "--doctest-modules"]
+    options += [f"--deselect={t}" for t in TEXT_ONLY]
     figures, current = [], set()
-    with open(os.devnull if args.list else report_path, "w", encoding="utf-8") as report:
-        for module in modules:
-            mutants = find_mutants(module, (ROOT / module).read_text(encoding="utf-8"))
-            current |= {m.key for m in mutants}
-            selected = select(mutants, args, again)
-            if args.list:
-                for m in selected:
-                    print(m.describe() + ("  [equivalent]" if m.key in equivalents else ""))
-                print(f"{module}: {len(selected)} mutants")
-                continue
-            tests = args.tests or default_tests(module)
-            options = ["-x", "-q", "-p", "no:cacheprovider", "--doctest-modules"]
-            options += [f"--deselect={t}" for t in TEXT_ONLY]
+    for module, mutants, selected, tests in plans:
+        current |= {m.key for m in mutants}
+        try:
             outcomes = run_module(module, selected, options, tests, args.slow, args.jobs,
-                                  report)
-            figures.append(summarise(module, len(mutants), selected, outcomes, equivalents,
-                                     report))
-            if len(outcomes) < len(selected):
-                break  # interrupted: no further module
-        stale = [f"stale: {key}" for key in equivalents
-                 if key.split(":", 1)[0] in modules and key not in current]
-        print("\n".join(stale), file=report)
+                                  report, equivalents)
+        except KeyboardInterrupt:  # while the repository was copied or the baseline ran
+            outcomes = {}
+        if not outcomes:  # interrupted before its first verdict: nothing to report of it
+            untouched = "" if figures else f"; {args.report} is as it was"
+            print(f"mutate: interrupted before the first mutant of {module} had run"
+                  f"{untouched}", file=sys.stderr)
+            break
+        figures.append(summarise(module, len(mutants), selected, outcomes, equivalents,
+                                 report))
+        if len(outcomes) < len(selected):
+            break  # interrupted: no further module
+    if not figures:  # the report was never opened
+        return 130
+    stale = [f"stale: {key}" for key in equivalents
+             if key.split(":", 1)[0] in args.modules and key not in current]
+    print("\n".join(stale), file=report)
     for line in stale:
         print(line)
-    if figures:
-        print(f"\n{_table(figures)}\nreport: {report_path}")
-    return 1 if any(f["not run"] for f in figures) else 0
+    print(f"\n{_table(figures)}\nreport: {args.report}")
+    interrupted = len(figures) < len(plans) or any(f["not run"] for f in figures)
+    return 130 if interrupted else 0
 
 
 if __name__ == "__main__":
