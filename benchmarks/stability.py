@@ -30,6 +30,7 @@ from experiments.stability_model import ARMS, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "experiments", "stability.py")
+PROG = "python3 benchmarks/stability.py"
 DEFAULT_BUDGET = 90.0  # s of CPU time
 PUBLISH_BUDGET = 30 * 60.0  # s of wall time, --jobs 2 on 2 cores
 
@@ -91,9 +92,14 @@ def publish_run() -> None:
           f"{'the committed bytes' if same else 'NOT the committed bytes'}")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 benchmarks/stability.py",
-                                     description=__doc__.split("\n\n")[0])
+    """Print the figures; return 0 (a usage error exits with 2, Ctrl-C with 130)."""
+    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--publish", action="store_true",
                         help="also run the published sweep with --jobs 2 (about 30 min)")
     parser.add_argument("--steps", type=int, default=10, metavar="N",
@@ -101,11 +107,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error("--steps takes 1 or more")
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {_load()}")
-    per_step(args.steps)
-    default_run()
-    if args.publish:
-        publish_run()
+    try:
+        print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
+              f"{_load()}")
+        per_step(args.steps)
+        default_run()
+        if args.publish:
+            publish_run()
+    except KeyboardInterrupt:  # the figures printed so far stand; the rest is not measured
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
     return 0
 
 

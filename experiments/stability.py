@@ -39,6 +39,7 @@ TIMING = os.path.join(HERE, "stability_timing.json")  # each publish's measured 
 DEFAULT_RATES = {"adam": (-8, 2), "sgd": (0, 10)}  # the default run's octaves: 11 rates
 DEFAULT_SEEDS = 3
 LIMIT_OCTAVE = 20  # rates from 2^-20 to 2^20
+PROG = "python3 experiments/stability.py"
 
 
 # ------------------------------------------------------------------ the docs' data
@@ -68,9 +69,14 @@ def markdown_blocks(data: dict) -> Dict[str, str]:
 
 # ------------------------------------------------------------------- the command line
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # a usage error: one line, exit status 2
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python3 experiments/stability.py",
+    p = _Parser(
+        prog=PROG,
         description="Train W_Q, W_K of one attention model on associative recall with each "
                     "logit function at constant rates 2^k, one per octave, 200 steps each; "
                     "print per arm and d_k the best rate, the collapse edge, the band of "
@@ -229,12 +235,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("\n".join(_run(args, plan, name)))
     except Stopped as stopped:
         _clear_progress()
-        sys.stderr.write(f"stability.py: stopped by Ctrl-C after {stopped.done} of "
-                         f"{stopped.total} runs; nothing written\n")
+        sys.stderr.write(f"{PROG}: interrupted after {stopped.done} of {stopped.total} "
+                         "runs; nothing written\n")
         return 130
     except KeyboardInterrupt:
         _clear_progress()
-        sys.stderr.write("stability.py: stopped by Ctrl-C\n")
+        sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
     return 0
 

@@ -136,6 +136,8 @@ BAD = {  # program -> a bad argument (each program's own tests try more)
     "benchmarks/checker.py": ["--cases", "0"],
     "interview/check.py": ["--time-limit", "0", "f.py"],
     "experiments/learning.py": ["--json", os.path.join(MISSING, "runs.json")],
+    "experiments/stability.py": ["--json", os.path.join(MISSING, "runs.json")],
+    "benchmarks/stability.py": ["--steps", "0"],
     "tools/mutate.py": ["softmax.py", "--sample", "-1"],
 }
 
@@ -225,6 +227,10 @@ CTRL_C = {  # program -> (its module, the name its work calls, arguments, the li
                                    "python3 scripts/worked_examples.py: interrupted"),
     "benchmarks/accuracy.py": ("benchmarks.accuracy", "random_logits", [],
                                "python3 benchmarks/accuracy.py: interrupted"),
+    "benchmarks/stability.py": ("benchmarks.stability", "per_step", [],
+                                "python3 benchmarks/stability.py: interrupted"),
+    "experiments/stability.py": ("experiments.stability", "measure", ["--json", "OUT"],
+                                 "python3 experiments/stability.py: interrupted"),
     "tools/mutate.py": ("tools.mutate", "run_module", ["scripts/tables.py", "--report", "OUT"],
                         "mutate: interrupted before the first mutant of scripts/tables.py "
                         "had run; OUT is as it was"),

@@ -415,9 +415,10 @@ def test_run_all_keeps_the_planned_order_with_a_pool():
 def test_the_command_line_rejects_bad_options_with_one_message(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         ST.main(argv)
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and "Traceback" not in err
-    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+    out, err = capsys.readouterr()
+    assert (exit_info.value.code, out) == (2, "") and "Traceback" not in err
+    assert err.startswith("python3 experiments/stability.py: ") and err.count("\n") == 1
+    assert err.endswith(" (see python3 experiments/stability.py --help)\n"), err
 
 
 def test_an_output_path_is_checked_before_any_run(tmp_path, monkeypatch, capsys):
@@ -436,7 +437,7 @@ def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(monkeypatch, capsys):
     monkeypatch.setattr(ST, "measure", stopped)
     assert ST.main([]) == 130
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "stability.py: stopped by Ctrl-C after 5 of 132 runs; nothing written")
+        "python3 experiments/stability.py: interrupted after 5 of 132 runs; nothing written")
 
 
 @pytest.mark.slow
@@ -450,7 +451,8 @@ def test_ctrl_c_stops_a_pool_of_workers_with_one_line(tmp_path):
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130 and out == ""
-    assert err.splitlines()[-1].startswith("stability.py: stopped by Ctrl-C after ")
+    assert err.splitlines()[-1].startswith(
+        "python3 experiments/stability.py: interrupted after ")
     assert "Traceback" not in err and not (tmp_path / "x.json").exists()
 
 
