@@ -72,7 +72,6 @@ OWNERS = {  # the pages, or parts, whose claims another piece of work writes and
                          "(tests/test_learning_claims.py checks several through docs_data)",
     "docs/derivations.md": "its section \"Intervals and shares\", to come",
     "docs/experiments.md": "the training study's work",
-    "docs/stability.md": "a new page, to come",
 }
 Z = 3  # standard errors of a difference before it counts: 0.27% two-sided under a normal
 VALUE = re.compile(r"<!--v:([\w.-]+)-->.*?<!--/v-->")  # as scripts/build.py reads them: a
