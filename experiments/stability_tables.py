@@ -234,7 +234,8 @@ def _growth(runs: Sequence[dict], octaves: Sequence[int]) -> List[Row]:
 def _summary_row(key: tuple, stats: Dict[int, SeedStatistics], plan: Plan,
                  runs_by_seed: Dict[int, List[dict]]) -> Row:
     optimizer, arm, d_k = key
-    return {"optimizer": optimizer, "arm": arm, "d_k": d_k, "high": plan.high,
+    return {"optimizer": optimizer, "arm": arm, "d_k": d_k, "low": plan.low, "high": plan.high,
+            "edges": [st.edge for st in stats.values()],
             "collapsed_runs": {seed: sum(r["collapsed"] for r in runs)
                                for seed, runs in sorted(runs_by_seed.items())},
             **summaries(stats), **_edge_row(runs_by_seed, stats)}
@@ -296,19 +297,23 @@ def _paired_rows(stats: Dict[tuple, Dict[int, SeedStatistics]]) -> List[Row]:
     return sorted(out, key=lambda r: (r["optimizer"] != "adam", order[r["arm"]], r["d_k"]))
 
 
+GUIDED = {"1/d_k": 1, "1": -1}  # the arms whose scale is 1/sqrt(d_k)'s times d_k^(-/+1/2)
+
+
 def _offset_rows(stats: Dict[tuple, Dict[int, SeedStatistics]]) -> List[Row]:
-    """1/d_k's edge minus 1/sqrt(d_k)'s, seed by seed, beside the identity's guide."""
+    """1/d_k's and unscaled's edge minus 1/sqrt(d_k)'s, seed by seed, beside the identity's
+    guide: +-log2(d_k)/4 octaves under Adam, +-log2(d_k)/2 under SGD."""
     out = []
     for (o, a, d), st in stats.items():
-        if a != "1/d_k" or (o, REFERENCE, d) not in stats:
+        if a not in GUIDED or (o, REFERENCE, d) not in stats:
             continue
         offsets = edge_offsets(stats[o, REFERENCE, d], st)
         defined = [v for v in offsets if v is not None]
-        out.append({"optimizer": o, "d_k": d, "offsets": offsets,
+        out.append({"optimizer": o, "arm": a, "d_k": d, "offsets": offsets,
                     "summary": _median(defined) if defined else None,
                     "defined": len(defined), "n": len(offsets),
-                    "guide": math.log2(d) / (4 if o == "adam" else 2)})
-    return sorted(out, key=lambda r: (r["optimizer"] != "adam", r["d_k"]))
+                    "guide": GUIDED[a] * math.log2(d) / (4 if o == "adam" else 2)})
+    return sorted(out, key=lambda r: (r["optimizer"] != "adam", r["arm"] != "1/d_k", r["d_k"]))
 
 
 def _growth_rows(groups: dict, stats: dict) -> List[Row]:
@@ -417,13 +422,15 @@ def _paired_table(data: dict, optimizer: str, arms: Sequence[str] = tuple(ARMS)
     return header, rows
 
 
-def _offset_table(data: dict, optimizer: str) -> Tuple[List[str], List[List[str]]]:
+def _offset_table(data: dict, optimizer: str, arm: str = "1/d_k"
+                  ) -> Tuple[List[str], List[List[str]]]:
     divisor = 4 if optimizer == "adam" else 2
-    header = ["d_k", "1/d_k's edge - 1/sqrt(d_k)'s, octaves", "seeds with both edges",
-              f"guide: log2(d_k) / {divisor}"]
+    sign = "" if GUIDED[arm] > 0 else "-"
+    header = ["d_k", f"{NAMES[arm]}'s edge - 1/sqrt(d_k)'s, octaves", "seeds with both edges",
+              f"guide: {sign}log2(d_k) / {divisor}"]
     rows = [[str(r["d_k"]), "-" if r["summary"] is None else _octaves_cell(r["summary"]),
              f"{r['defined']} of {r['n']}", f"{r['guide']:g}"]
-            for r in data["offsets"] if r["optimizer"] == optimizer]
+            for r in data["offsets"] if (r["optimizer"], r["arm"]) == (optimizer, arm)]
     return header, rows
 
 
@@ -446,7 +453,9 @@ def report(data: dict) -> List[str]:
             if body:
                 out += [f"== {name}: {title}", *learning_tables.text_table(header, body), ""]
         for title, table in (("each arm against 1/sqrt(d_k), seed by seed", _paired_table),
-                             ("1/d_k's edge against the identity's guide", _offset_table)):
+                             ("1/d_k's edge against the identity's guide", _offset_table),
+                             ("unscaled's edge against the identity's guide",
+                              lambda d, o: _offset_table(d, o, "1"))):
             header, body = table(data, optimizer)
             if body:
                 out += [f"== {name}: {title}", *learning_tables.text_table(header, body), ""]
@@ -467,6 +476,7 @@ def blocks(data: dict) -> Dict[str, str]:
             "stability-offset": _offset_table(data, "adam"),
             "stability-all-table": _main_rows(data, "adam", (REFERENCE,) + EXTRA_ARMS),
             "stability-all-edge": _edge_rows(data, "adam", EXTRA_ARMS),
+            "stability-all-offset": _offset_table(data, "adam", "1"),
             "stability-sgd-table": _main_rows(data, "sgd", DEFAULT_ARMS),
             "stability-sgd-edge": _edge_rows(data, "sgd", DEFAULT_ARMS),
             "stability-sgd-paired": _paired_table(data, "sgd"),
@@ -572,13 +582,18 @@ def _paired_values(data: dict, optimizer: str, prefix: str) -> Dict[str, str]:
         rows = [r for r in data["paired"] if (r["optimizer"], r["arm"]) == (optimizer, arm)]
         if rows:
             out[f"{prefix}edge-higher.{slug}"] = _summed(rows, "edge", "higher")
+            out[f"{prefix}edge-lower.{slug}"] = _summed(rows, "edge", "lower")
             out[f"{prefix}band-wider.{slug}"] = _summed(rows, "band", "higher")
+            out[f"{prefix}band-narrower.{slug}"] = _summed(rows, "band", "lower")
             out[f"{prefix}fewer-collapsed.{slug}"] = _fewer(data, optimizer, arm)
             out[f"{prefix}lrs-lower.{slug}"] = _summed(rows, "lr_sensitivity", "lower")
-    offsets = [r for r in data["offsets"] if r["optimizer"] == optimizer]
-    if offsets:
-        out[f"{prefix}offset"] = _joined(octave_text(r["summary"].median) for r in offsets)
-        out[f"{prefix}guide"] = _joined(f"{r['guide']:g}" for r in offsets)
+            out[f"{prefix}lrs-higher.{slug}"] = _summed(rows, "lr_sensitivity", "higher")
+    for arm, suffix in (("1/d_k", ""), ("1", ".one")):
+        offsets = [r for r in data["offsets"] if (r["optimizer"], r["arm"]) == (optimizer, arm)]
+        if offsets and all(r["summary"] is not None for r in offsets):
+            out[f"{prefix}offset{suffix}"] = _joined(octave_text(r["summary"].median)
+                                                     for r in offsets)
+            out[f"{prefix}guide{suffix}"] = _joined(f"{r['guide']:g}" for r in offsets)
     return out
 
 
@@ -589,7 +604,10 @@ def _range_values(data: dict, optimizer: str, arms: Sequence[str], prefix: str
     if not rows:
         return {}
     free = [r for r in rows if ARMS[r["arm"]].cap is None and r["seeds_with_edge"]]
-    out = {f"{prefix}gap.range": _span([r["edge_above_best"].median for r in rows
+    edges = [e for r in rows for e in r["edges"]]
+    inside = sum(e is not None and e > r["low"] for r in rows for e in r["edges"])
+    out = {f"{prefix}edges-inside": f"{inside} of {len(edges)}",
+           f"{prefix}gap.range": _span([r["edge_above_best"].median for r in rows
                                         if r["edge_above_best"].median is not None],
                                        octave_text),
            f"{prefix}best-loss.range": _span([r["best_loss"].median for r in rows],
@@ -628,6 +646,7 @@ def values(data: dict) -> Dict[str, str]:
                                f"(load average {timing['load_average'][0]:g} at the start, "
                                f"{timing['load_average'][-1]:g} at the end; Python "
                                f"{timing['python']}, {timing['date']})")
+        out[f"{slug}.free"] = f"{timing['cpu_seconds'] / timing['jobs'] / 60:.0f} min"
     return out
 
 

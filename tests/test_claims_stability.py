@@ -23,6 +23,8 @@ import os
 import random
 import re
 import statistics
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -535,19 +537,23 @@ def test_the_paired_tables_are_the_seeds_compared_and_sign_tested_again(blocks, 
             assert row[8:] == ["-", "-"]
 
 
-@pytest.mark.parametrize("block, optimizer, divisor", [("stability-offset", "adam", 4),
-                                                       ("stability-sgd-offset", "sgd", 2)])
-def test_the_offset_of_1_over_d_k_s_edge_is_rebuilt_beside_its_guide(blocks, runs, block,
-                                                                    optimizer, divisor):
-    for row in table_rows(blocks[block]):
+@pytest.mark.parametrize("block, optimizer, arm, guide", [
+    ("stability-offset", "adam", "1/d_k", 1 / 4), ("stability-sgd-offset", "sgd", "1/d_k", 1 / 2),
+    ("stability-all-offset", "adam", "1", -1 / 4)])
+def test_the_offset_of_an_edge_is_rebuilt_beside_its_guide(blocks, runs, block, optimizer, arm,
+                                                          guide):
+    rows = table_rows(blocks[block])
+    assert [int(row[0]) for row in rows] == sorted({r["d_k"] for r in runs if r["arm"] == arm
+                                                    and r["optimizer"] == optimizer})
+    for row in rows:
         d_k = int(row[0])
-        ref, inv = (per_seed(runs, optimizer, a, d_k) for a in ("1/sqrt(d_k)", "1/d_k"))
-        offsets = [edge_of(inv[s]) - edge_of(ref[s]) for s in sorted(ref)
-                   if edge_of(inv[s]) is not None and edge_of(ref[s]) is not None]
-        assert row[2] == f"{len(offsets)} of {len(ref)}"
-        if offsets:
-            assert row[1] == octave_cell(offsets, None)
-        assert float(row[3]) == math.log2(d_k) / divisor
+        ref, other = (per_seed(runs, optimizer, a, d_k) for a in ("1/sqrt(d_k)", arm))
+        seeds = sorted(set(ref) & set(other))
+        offsets = [edge_of(other[s]) - edge_of(ref[s]) for s in seeds
+                   if edge_of(other[s]) is not None and edge_of(ref[s]) is not None]
+        assert row[2] == f"{len(offsets)} of {len(seeds)}"
+        assert row[1] == (octave_cell(offsets, None) if offsets else "-")
+        assert float(row[3]) == guide * math.log2(d_k)
 
 
 def edge_cells(seeds):
@@ -1421,3 +1427,39 @@ def test_the_1_over_d_k_answer_holds_in_the_records(runs, printed):
     assert printed["stability.fewer-collapsed.inv"] == f"{fewer} of 30" and fewer >= 27
 
 
+
+
+@claim(README, "the checker's battery and the logit-scale study's cost against their budgets, "
+               "printed by four programs")
+def test_the_benchmarks_are_four_programs():
+    folder = os.path.join(ROOT, "benchmarks")
+    programs = sorted(n for n in os.listdir(folder) if n.endswith(".py") and n != "__init__.py")
+    assert programs == ["accuracy.py", "bench.py", "checker.py", "stability.py"]
+
+
+PYTHONS = [os.path.expanduser(f"~/.pyenv/versions/{v}/bin/python3")
+           for v in ("3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0")]
+RECORD_ONE = ("import json, sys\n"
+              "from experiments.stability_measure import Spec, record\n"
+              "for optimizer, arm, octave in [('adam', 'qk-norm', -2), ('adam', 'cap-50', 1), "
+              "('sgd', '1/d_k', 3), ('adam', '1', -3)]:\n"
+              "    print(json.dumps(record(Spec(optimizer, arm, 16, 101, octave)), "
+              "separators=(',', ':')))\n")
+
+
+@pytest.mark.slow
+@claim(PAGE, "so the bytes are the same for every N, and on Python 3.9 to 3.13.")
+def test_a_run_s_record_has_the_same_bytes_on_every_installed_python(records):
+    # four runs (QK-norm, a cap, SGD, unscaled) whose records are in the committed files;
+    # each installed interpreter from 3.9 to 3.13 writes the same lines
+    outputs = {}
+    for python in [sys.executable] + [p for p in PYTHONS if os.path.exists(p)]:
+        run = subprocess.run([python, "-c", RECORD_ONE], cwd=ROOT, capture_output=True,
+                             text=True, timeout=600)
+        assert run.returncode == 0, (python, run.stderr)
+        outputs[python] = run.stdout
+    assert len(set(outputs.values())) == 1, sorted(outputs)
+    committed = {json.dumps(r, separators=(",", ":")) for r in
+                 (run for rec in records.values() for run in rec["runs"])
+                 if r["d_k"] == 16 and r["seed"] == 101}
+    assert set(outputs[sys.executable].splitlines()) <= committed

@@ -23,7 +23,8 @@ from experiments import stability as ST
 from experiments import stability_measure as SS
 from experiments import stability_model as SM
 from experiments.learning_model import (BETA, ITEMS, draw_question, initial_weights, logit_table,
-                                        logit_matrix_transposed, make_task, train)
+                                        logit_matrix_transposed, make_task, optimizer_step,
+                                        train)
 from tests.helpers import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -314,6 +315,17 @@ def test_a_batch_s_logits_are_the_full_table_s_entries_bit_for_bit(arm):
             assert (part.raw[a][j], part.S[a][j]) == (full.raw[a][j], full.S[a][j])
 
 
+@pytest.mark.parametrize("d_k", [16, 64])
+def test_each_arm_s_tables_carry_its_scale(d_k):
+    # c of Tables: 1/sqrt(d_k) for QK-norm and the caps, the arm's own scale otherwise
+    task, batch = batch_of(100, 2)
+    want = {"1/sqrt(d_k)": 1 / math.sqrt(d_k), "1/d_k": 1 / d_k, "1": 1.0}
+    for arm, spec in SM.ARMS.items():
+        params = params_for(arm, 100, d_k)
+        for t in (SM.tables(spec, task, params), SM.tables(spec, task, params, batch)):
+            assert_close(t.c, want.get(arm, 1 / math.sqrt(d_k)), rel=1e-15)
+
+
 def test_the_scaled_arms_keep_learning_model_s_raw_logits():
     task = make_task(100)
     params = initial_weights(100, 16)
@@ -334,6 +346,29 @@ def test_a_scaled_arm_trains_exactly_as_learning_model_does(scale, optimizer, lr
     spec = SM.ARMS[scale]
     assert run.final == SM.evaluate(spec, make_task(100), SM.tables(spec, make_task(100),
                                                                     theirs.final))
+
+
+@pytest.mark.parametrize("arm", ["1/sqrt(d_k)", "qk-norm", "cap-10"])
+def test_a_run_s_largest_logits_are_those_of_its_batches(arm):
+    # largest: max |s| of each step's batch; largest_raw: for a cap the largest |c q . k|
+    # before the cap over every batch, for the other arms the largest |s|
+    run = SM.train(arm, 16, 102, "adam", 2.0 ** -2, steps=6, every=10)
+    spec, task = SM.ARMS[arm], make_task(102)
+    stream = random.Random("learning:train:102")
+    params, step, state = SM.initial_params(spec, 102, 16), optimizer_step("adam", 0.25), None
+    raw = []
+    for n in range(1, 7):  # the same steps again, from the same draws
+        batch = [draw_question(task, stream) for _ in range(16)]
+        t = SM.tables(spec, task, params, batch)
+        scores = [abs(s) for q in batch for s in (t.S[q.ids[q.j_star]][ITEMS * a + b]
+                                                  for a, b in zip(q.ids, q.payloads))]
+        raw += [abs(t.c * s) for q in batch for s in (t.raw[q.ids[q.j_star]][ITEMS * a + b]
+                                                      for a, b in zip(q.ids, q.payloads))]
+        assert run.largest[n - 1] == max(scores)
+        _, grads = SM.loss_and_gradients(spec, params, t, batch)
+        params, state = step(params, grads, state, n)
+    assert run.largest_raw == (max(raw) if spec.cap else max(run.largest))
+    assert min(run.largest) < max(run.largest)  # the logits move: max and min differ
 
 
 def test_the_learned_gains_start_at_1_and_change_under_training():
