@@ -356,7 +356,7 @@ def test_a_run_s_largest_logits_are_those_of_its_batches(arm):
     spec, task = SM.ARMS[arm], make_task(102)
     stream = random.Random("learning:train:102")
     params, step, state = SM.initial_params(spec, 102, 16), optimizer_step("adam", 0.25), None
-    raw = []
+    raw, gains = [], [1.0]
     for n in range(1, 7):  # the same steps again, from the same draws
         batch = [draw_question(task, stream) for _ in range(16)]
         t = SM.tables(spec, task, params, batch)
@@ -367,7 +367,10 @@ def test_a_run_s_largest_logits_are_those_of_its_batches(arm):
         assert run.largest[n - 1] == max(scores)
         _, grads = SM.loss_and_gradients(spec, params, t, batch)
         params, state = step(params, grads, state, n)
+        gains += [abs(g) for G in params[2:] for g in G[0]]  # g_Q and g_K after the step
+        assert not spec.norm or params[2] == params[3]  # equal gradients keep g_Q = g_K
     assert run.largest_raw == (max(raw) if spec.cap else max(run.largest))
+    assert run.largest_gain == (max(gains) if spec.norm else None)
     assert min(run.largest) < max(run.largest)  # the logits move: max and min differ
 
 
@@ -383,6 +386,25 @@ def test_a_run_that_leaves_the_bound_stops_and_is_flagged_non_finite():
     run = SM.train("1", 16, 100, "sgd", 2.0 ** 80, steps=5)
     assert run.non_finite and run.final is None and run.collapsed
     assert len(run.largest) < 5 and run.losses == [run.initial.loss]
+
+
+@pytest.mark.parametrize("arm", ["qk-norm", "cap-50"])
+def test_a_weight_past_1e20_after_the_first_step_ends_the_run_there(arm):
+    # Adam's first step moves each weight with a gradient by lr (m / sqrt(v) = +-1 up to
+    # eps): at lr = 1.5e20 the weights land between 1e20 and 2e20, past the bound
+    run = SM.train(arm, 16, 100, "adam", 1.5e20, steps=3)
+    assert run.non_finite and run.final is None and len(run.largest) == 1
+    if arm == "qk-norm":  # no step was kept: the largest gain is the gains' start, 1
+        assert run.largest_gain == 1.0
+    run = SM.train(arm, 16, 100, "adam", 0.5e20, steps=1)
+    assert not run.non_finite and run.final is not None  # below the bound: the run goes on
+
+
+@pytest.mark.parametrize("accuracy, collapsed", [(0.5, False), (0.49, True)])
+def test_a_run_is_collapsed_below_half_its_held_out_questions_right(accuracy, collapsed,
+                                                                    monkeypatch):
+    monkeypatch.setattr(SM, "evaluate", lambda *args: SM.Evaluation(1.0, accuracy, 0.5))
+    assert SM.train("1/sqrt(d_k)", 16, 100, "adam", 0.01, steps=1).collapsed == collapsed
 
 
 def test_accuracy_needs_the_named_key_alone_at_the_top():
@@ -406,7 +428,7 @@ def run_line(record):
     return "  " + json.dumps(record, separators=(",", ":"))
 
 
-@pytest.mark.parametrize("arm, octave", [("1/sqrt(d_k)", -3), ("cap-50", 1)])
+@pytest.mark.parametrize("arm, octave", [("1/sqrt(d_k)", -3), ("cap-50", 1), ("qk-norm", -2)])
 def test_a_committed_run_is_regenerated_byte_for_byte(arm, octave):
     lines = committed_lines()
     line = run_line(SS.record(SS.Spec("adam", arm, 16, 100, octave)))
