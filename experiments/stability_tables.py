@@ -560,6 +560,11 @@ def _arm_values(data: dict, optimizer: str, prefix: str) -> Dict[str, str]:
                                                        for r in rows)
         out[f"{prefix}logit-best.{slug}"] = _joined(_short(r["max_logit_best"].median)
                                                     for r in rows)
+        out[f"{prefix}lowest.{slug}"] = _joined(f"{r['best_loss'].median:.4f}" for r in rows)
+        out[f"{prefix}l0.{slug}"] = _joined(f"{r['initial_loss'].median:.2f}" for r in rows)
+        collapsed = [n for r in rows for n in r["collapsed_runs"].values()]
+        out[f"{prefix}collapsed-runs.{slug}"] = (
+            f"{sum(collapsed)} of {len(collapsed) * (high - rows[0]['low'] + 1)}")
         up = [r["above"] for r in rows]
         out[f"{prefix}above.{slug}"] = f"{sum(a for a, _ in up)} of {sum(n for _, n in up)}"
         if all(r["below"] for r in rows):

@@ -1209,6 +1209,198 @@ source(PAGE, "- **muP's 1/d.** Yang et al., \"Tensor Programs V\" (2022, arXiv 2
              "like d.", "Tensor Programs V, Definition 4.1 and footnote 8 (literature.md item 5)")
 
 
+# ------------------------------------------------------------------ the three arms --arms all adds
+
+FLOOR = math.log(1 + 7 * math.exp(-5))  # the loss of z = 5 e_t: attention one-hot and right
+
+
+def medians_over_d_k(runs, arm, value, optimizer="adam"):
+    """The median over the seeds of value(runs of a seed), at each d_k."""
+    return [medians([value(rs) for rs in per_seed(runs, optimizer, arm, d).values()])[0]
+            for d in D_KS]
+
+
+def lowest_loss(rs):
+    return min(loss_of(r) for r in rs)
+
+
+@claim(PAGE, "`python3 experiments/stability.py --publish --arms all` trains three more arms on "
+             "the same seeds, questions, initial weights, grid and d_k "
+             "(`experiments/stability_all.json`): unscaled (s = q · k), QK-norm with its gains "
+             "fixed at 1 (g = 1), and soft-cap 10.")
+def test_the_three_arms_run_on_the_default_sweep_s_seeds_grid_and_d_k(records):
+    adam, extra = (records[n]["settings"] for n in ("stability.json", "stability_all.json"))
+    assert extra["arms"] == ["1", "qk-norm-g1", "cap-10"]
+    assert {k: v for k, v in extra.items() if k != "arms"} == {
+        k: v for k, v in adam.items() if k != "arms"}
+
+
+@claim(PAGE, "- **Unscaled** logits start sqrt(d_k) times larger than 1/sqrt(d_k)'s, and the loss "
+             "at initialisation is higher already: a median l_0 of {stability.l0.one} at d_k = "
+             "16, 64, 256, against {stability.l0.sqrt} under 1/sqrt(d_k).")
+@claim(PAGE, "Its edge is lower than 1/sqrt(d_k)'s on {stability.edge-lower.one} seed pairs, by a "
+             "median of {stability.offset.one} octaves at d_k = 16, 64, 256. The identity's "
+             "guide is the mirror of 1/d_k's, -log2(d_k)/4 octaves, here {stability.guide.one}, "
+             "and it lies inside each interval")
+@claim(PAGE, "Its band narrows as d_k grows, to a median of {stability.band.one} octaves, "
+             "narrower than 1/sqrt(d_k)'s on {stability.band-narrower.one} seed pairs.")
+@claim(PAGE, "Its lowest final loss over the grid has a median of {stability.lowest.one} nats: at "
+             "d_k = 256 most seeds find no rate that brings it to the floor within 200 steps.")
+@claim(PAGE, "Its LR sensitivity is higher than 1/sqrt(d_k)'s on {stability.lrs-higher.one} seed "
+             "pairs.")
+def test_unscaled_starts_higher_collapses_lower_and_narrows_its_band(runs, printed):
+    from experiments import learning_model as LM
+    from experiments import stability_model as SM
+    task, params = LM.make_task(100), LM.initial_weights(100, 64)
+    one, ref = (SM.tables(SM.ARMS[a], task, params).S for a in ("1", "1/sqrt(d_k)"))
+    assert all(abs(o - 8 * r) <= 1e-12 * abs(o) for ro, rr in zip(one, ref)
+               for o, r in zip(ro, rr))  # sqrt(64) times larger, from the same weights
+    l0 = {a: medians_over_d_k(runs, a, lambda rs: rs[0]["initial_loss"])
+          for a in ("1", "1/sqrt(d_k)")}
+    assert printed["stability.l0.one"] == joined(l0["1"], lambda v: f"{v:.2f}")
+    assert printed["stability.l0.sqrt"] == joined(l0["1/sqrt(d_k)"], lambda v: f"{v:.2f}")
+    for d_k in D_KS:  # higher on every seed
+        ref_seeds, one_seeds = (per_seed(runs, "adam", a, d_k) for a in ("1/sqrt(d_k)", "1"))
+        assert all(one_seeds[s][0]["initial_loss"] > ref_seeds[s][0]["initial_loss"]
+                   for s in ref_seeds)
+    _, down, total = paired_count(runs, "1", "edge")
+    assert printed["stability.edge-lower.one"] == f"{down} of {total}" and down >= 0.9 * total
+    offsets = []
+    for d_k in D_KS:
+        m, lo, hi = medians(edge_differences(runs, "1", d_k))
+        assert lo <= -math.log2(d_k) / 4 <= hi, d_k
+        offsets.append(m)
+    assert printed["stability.offset.one"] == joined(offsets)
+    assert printed["stability.guide.one"] == joined(-math.log2(d) / 4 for d in D_KS)
+    bands = medians_over_d_k(runs, "1", lambda rs: band_of(rs)[0])
+    assert bands == sorted(bands, reverse=True) and bands[0] > bands[-1]  # narrows
+    assert printed["stability.band.one"] == joined(bands)
+    _, down, total = paired_count(runs, "1", "band")
+    assert printed["stability.band-narrower.one"] == f"{down} of {total}" and down >= 0.9 * total
+    lowest = medians_over_d_k(runs, "1", lowest_loss)
+    assert printed["stability.lowest.one"] == joined(lowest, lambda v: f"{v:.4f}")
+    far = [rs for rs in per_seed(runs, "adam", "1", 256).values()
+           if lowest_loss(rs) > FLOOR + 0.01]
+    assert len(far) > 5 and lowest[-1] > FLOOR + 0.1
+    up, _, total = paired_count(runs, "1", "lr")
+    assert printed["stability.lrs-higher.one"] == f"{up} of {total}" and up >= 0.9 * total
+
+
+@claim(PAGE, "- **QK-norm with g = 1** keeps every logit below sqrt(d_k): the largest at the best "
+             "rate has a median of {stability.logit-best.qknorm-g1} at d_k = 16, 64, 256, "
+             "against bounds of 4, 8 and 16.")
+@claim(PAGE, "None of its {stability.collapsed-runs.qknorm-g1} runs collapsed: its edge is beyond "
+             "the grid on every seed, and at the top rate, 2^2, the median run still answers "
+             "every held-out question right, at every d_k.")
+@claim(PAGE, "Its LR sensitivity is {stability.lrs.qknorm-g1} over the whole grid, lower than "
+             "1/sqrt(d_k)'s on {stability.lrs-lower.qknorm-g1} seed pairs.")
+@claim(PAGE, "The bound has a price where it is tight: its lowest final loss has a median of "
+             "{stability.lowest.qknorm-g1} nats, above the floor of {stability.floor} at d_k = "
+             "16, where no logit can pass 4.")
+@claim(PAGE, "so in this toy it is the learned gains that let QK-norm's logits grow and collapse")
+def test_qk_norm_with_fixed_gains_never_collapses_and_pays_at_d_k_16(runs, blocks, printed):
+    arm = "qk-norm-g1"
+    assert all(r["max_logit"] < math.sqrt(r["d_k"]) for r in runs if r["arm"] == arm)
+    assert [math.sqrt(d) for d in D_KS] == [4, 8, 16]
+    best = medians_over_d_k(runs, arm, lambda rs: at(rs, best_of(rs))["max_logit"])
+    assert printed["stability.logit-best.qknorm-g1"] == joined(best, short)
+    mine = [r for r in runs if r["arm"] == arm]
+    assert sum(map(is_collapsed, mine)) == 0
+    assert printed["stability.collapsed-runs.qknorm-g1"] == f"0 of {len(mine)}"
+    for d_k in D_KS:
+        seeds = per_seed(runs, "adam", arm, d_k).values()
+        assert all(edge_of(rs) is None for rs in seeds)
+        assert statistics.median(at(rs, 2)["final_accuracy"] for rs in seeds) == 1.0
+    cells = {r[1]: r[6] for r in table_rows(blocks["stability-all-table"])
+             if r[0] == SX.NAMES[arm]}
+    assert printed["stability.lrs.qknorm-g1"] == ", ".join(cells[str(d)].split(" [")[0]
+                                                          for d in D_KS)
+    _, down, total = paired_count(runs, arm, "lr")
+    assert printed["stability.lrs-lower.qknorm-g1"] == f"{down} of {total}"
+    lowest = medians_over_d_k(runs, arm, lowest_loss)
+    assert printed["stability.lowest.qknorm-g1"] == joined(lowest, lambda v: f"{v:.4f}")
+    assert lowest[0] > FLOOR + 0.01
+    learned = [r for r in runs if r["arm"] == "qk-norm"]
+    assert sum(map(is_collapsed, learned)) > len(learned) / 10  # with learned gains: collapses
+
+
+@claim(PAGE, "- **Soft-cap 10** binds on the plateau already: at the best rate its largest logit "
+             "has a median of {stability.logit-best.cap10}, and the task is still solved there "
+             "(a lowest final loss of {stability.lowest.cap10} nats).")
+@claim(PAGE, "Its edge is higher than 1/sqrt(d_k)'s on {stability.edge-higher.cap10} seed pairs "
+             "and lower on {stability.edge-lower.cap10}, the others tied; soft-cap 50's is "
+             "higher on {stability.edge-higher.cap50}.")
+@claim(PAGE, "Past its edge it fails as soft-cap 50 does: the keys tie at the cap, the median run "
+             "above the edge answers almost no question right (0.25% at most, against 12.5% by "
+             "chance), and {stability.above.cap10} runs from the edge up end above l_0.")
+@claim(PAGE, "Its LR sensitivity is lower than 1/sqrt(d_k)'s on {stability.lrs-lower.cap10} seed "
+             "pairs over the whole grid, and higher than soft-cap 50's at every d_k (their "
+             "intervals do not overlap).")
+def test_soft_cap_10_binds_on_the_plateau_and_fails_past_its_edge_as_cap_50_does(runs,
+                                                                                printed):
+    arm = "cap-10"
+    best = medians_over_d_k(runs, arm, lambda rs: at(rs, best_of(rs))["max_logit"])
+    assert printed["stability.logit-best.cap10"] == joined(best, short)
+    assert all(9.9 <= b <= 10 for b in best)
+    assert all(r["max_logit"] <= 10 for r in runs if r["arm"] == arm)
+    lowest = medians_over_d_k(runs, arm, lowest_loss)
+    assert printed["stability.lowest.cap10"] == joined(lowest, lambda v: f"{v:.4f}")
+    assert all(v < FLOOR + 0.001 for v in lowest)
+    assert medians_over_d_k(runs, arm, lambda rs: at(rs, best_of(rs))["final_accuracy"]) == [
+        1.0, 1.0, 1.0]
+    up, down, total = paired_count(runs, arm, "edge")
+    assert printed["stability.edge-higher.cap10"] == f"{up} of {total}"
+    assert printed["stability.edge-lower.cap10"] == f"{down} of {total}"
+    higher = paired_count(runs, "cap-50", "edge")[0]
+    assert printed["stability.edge-higher.cap50"] == f"{higher} of 30" and higher > 2 * up
+    ended = total = 0
+    for d_k in D_KS:
+        seeds = per_seed(runs, "adam", arm, d_k).values()
+        assert 0.5 <= medians([at(rs, edge_of(rs))["final_entropy"] for rs in seeds])[0] <= 1.5
+        assert medians([statistics.median(r["final_accuracy"] for r in rs
+                                          if r["octave"] > edge_of(rs)) for rs in seeds]
+                       )[0] <= 0.0025
+        up_runs = [r for rs in seeds for r in rs if r["octave"] >= edge_of(rs)]
+        ended += sum(r["final_loss"] > r["initial_loss"] for r in up_runs)
+        total += len(up_runs)
+        ten, fifty = (medians([lr_sensitivity_of(rs) for rs in
+                               per_seed(runs, "adam", a, d_k).values()]) for a in (arm, "cap-50"))
+        assert ten[1] > fifty[2], d_k  # the intervals apart
+    assert printed["stability.above.cap10"] == f"{ended} of {total}"
+    _, down, total = paired_count(runs, arm, "lr")
+    assert printed["stability.lrs-lower.cap10"] == f"{down} of {total}" and down >= 0.9 * total
+
+
+@claim(INTERVIEW, "With the gains fixed at 1, so that |s| < sqrt(d_k), none of its "
+                  "{stability.collapsed-runs.qknorm-g1} runs collapsed, up to the top rate of "
+                  "the grid, 2^2; the price is sharpness where the bound is tight: its lowest "
+                  "final loss has a median of {stability.lowest.qknorm-g1} nats at d_k = 16, 64, "
+                  "256, against a floor of {stability.floor} that the other arms reach.")
+@claim(README, "With its gains fixed at 1, so that |s| < sqrt(d_k), QK-norm did not collapse at "
+               "any rate of the grid.")
+def test_with_fixed_gains_qk_norm_never_collapsed_and_only_it_misses_the_floor(runs, records,
+                                                                               printed):
+    mine = [r for r in runs if r["arm"] == "qk-norm-g1"]
+    assert not any(map(is_collapsed, mine)) and max(r["octave"] for r in mine) == 2
+    assert printed["stability.collapsed-runs.qknorm-g1"] == f"0 of {len(mine)}"
+    assert printed["stability.floor"] == f"{FLOOR:.4f}"
+    lowest = medians_over_d_k(runs, "qk-norm-g1", lowest_loss)
+    assert printed["stability.lowest.qknorm-g1"] == joined(lowest, lambda v: f"{v:.4f}")
+    assert lowest[0] > lowest[1] > lowest[2] > FLOOR  # sharper as the bound loosens
+    for arm in ("1/sqrt(d_k)", "1/d_k", "qk-norm", "cap-50", "cap-10"):  # the others reach it
+        assert all(v < FLOOR + 0.001 for v in medians_over_d_k(runs, arm, lowest_loss)), arm
+
+
+@claim(INTERVIEW, "A cap of 10 binds on the plateau already (its largest logit at the best rate "
+                  "has a median of {stability.logit-best.cap10}) and moves the edge up on only "
+                  "{stability.edge-higher.cap10} seed pairs.")
+def test_a_cap_of_10_binds_on_the_plateau_and_moves_the_edge_on_few_seeds(runs, printed):
+    best = medians_over_d_k(runs, "cap-10", lambda rs: at(rs, best_of(rs))["max_logit"])
+    assert printed["stability.logit-best.cap10"] == joined(best, short) and min(best) >= 9.9
+    up, _, total = paired_count(runs, "cap-10", "edge")
+    assert printed["stability.edge-higher.cap10"] == f"{up} of {total}" and up < total / 2
+
+
 # ------------------------------------------------------------------ README and interview
 
 @claim(README, 'Every arm solves the task over a band of rates several octaves wide; two to '
@@ -1463,3 +1655,33 @@ def test_a_run_s_record_has_the_same_bytes_on_every_installed_python(records):
                  (run for rec in records.values() for run in rec["runs"])
                  if r["d_k"] == 16 and r["seed"] == 101}
     assert set(outputs[sys.executable].splitlines()) <= committed
+
+
+@claim(PAGE, "- Adam, the four default arms (1,560 runs): {stability.time}; - `--arms all`, the "
+             "three arms it adds (1,170 runs): {stability-all.time}; - SGD, the four default "
+             "arms (1,560 runs): {stability-sgd.time}.")
+@claim(PAGE, "The budget for the first was 30 minutes of wall time with `--jobs 2` on 2 cores. It "
+             "was not met: other jobs held the two cores of the shared machine, and the wall "
+             "time was set by the load, not by the sweep.")
+@claim(PAGE, "Its CPU time split over its two processes, {stability.free} each, is what the same "
+             "sweep would take on two free cores if its CPU time stayed the same there: within "
+             "the budget, but not measured.")
+def test_each_publish_s_time_is_printed_from_the_timing_file(records, printed):
+    with open(os.path.join(ROOT, "experiments", "stability_timing.json"), encoding="utf-8") as f:
+        timing = json.load(f)
+    assert sorted(timing) == ["stability.json", "stability_all.json", "stability_sgd.json"]
+    for name, t in timing.items():
+        assert t["runs"] == len(records[name]["runs"])
+        assert (t["jobs"], t["cpus"]) == (2, 2)
+        slug = name[:-5].replace("_", "-")
+        start, end = t["load_average"]
+        assert printed[f"{slug}.time"] == (
+            f"{t['wall_seconds'] / 60:.0f} min of wall time and {t['cpu_seconds'] / 60:.0f} min "
+            f"of CPU time with --jobs 2 on 2 cores (load average {start:g} at the start, "
+            f"{end:g} at the end; Python {t['python']}, {t['date']})")
+    main = timing["stability.json"]
+    assert [t["runs"] for t in timing.values()] == [1560, 1170, 1560]
+    assert main["wall_seconds"] > 30 * 60  # not met
+    assert min(main["load_average"]) > main["cpus"]  # more than the sweep's two processes
+    assert main["cpu_seconds"] / 2 < 30 * 60  # within the budget on two free cores
+    assert printed["stability.free"] == f"{main['cpu_seconds'] / 2 / 60:.0f} min"

@@ -589,6 +589,15 @@ def test_by_seed_groups_the_runs_of_each_arm_d_k_and_seed():
     assert grouped["adam", "1/d_k", 16][101].edge == 2
 
 
+def test_the_published_plans_are_the_committed_records_settings():
+    for name, plan in SS.PUBLISHED.items():
+        settings = SS.load(ST.RECORDS[name])["settings"]
+        assert (settings["optimizer"], tuple(settings["arms"]), tuple(settings["d_ks"]),
+                tuple(settings["seeds"]), tuple(settings["octaves"]), settings["steps"]) == (
+            plan.optimizer, plan.arms, plan.d_ks, plan.seeds, (plan.low, plan.high), plan.steps)
+    assert SS.D_KS == (16, 64, 256) and SS.SEEDS == tuple(range(100, 110))
+
+
 def test_the_plans_and_the_paper_s_window_on_each_grid():
     assert [len(SS.specs(p)) for p in SS.PUBLISHED.values()] == [1560, 1170, 1560]
     assert SS.paper_window(SS.PUBLISHED["stability_sgd.json"]) is None
