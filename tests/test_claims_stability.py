@@ -1236,13 +1236,14 @@ def test_the_three_arms_run_on_the_default_sweep_s_seeds_grid_and_d_k(records):
 
 
 @claim(PAGE, "- **Unscaled** logits start sqrt(d_k) times larger than 1/sqrt(d_k)'s, and the loss "
-             "at initialisation is higher already: a median l_0 of {stability.l0.one} at d_k = "
-             "16, 64, 256, against {stability.l0.sqrt} under 1/sqrt(d_k).")
-@claim(PAGE, "Its edge is lower than 1/sqrt(d_k)'s on {stability.edge-lower.one} seed pairs, by a "
-             "median of {stability.offset.one} octaves at d_k = 16, 64, 256. The identity's "
-             "guide is the mirror of 1/d_k's, -log2(d_k)/4 octaves, here {stability.guide.one}, "
-             "and it lies inside each interval")
-@claim(PAGE, "Its band narrows as d_k grows, to a median of {stability.band.one} octaves, "
+             "at initialisation is higher already. Its l_0 is higher on every seed, with a "
+             "median of {stability.l0.one} at d_k = 16, 64, 256. Under 1/sqrt(d_k) the median "
+             "is {stability.l0.sqrt}.")
+@claim(PAGE, "Its edge is lower than 1/sqrt(d_k)'s on {stability.edge-lower.one} seed pairs. The "
+             "medians of the offsets are {stability.offset.one} octaves at d_k = 16, 64, 256. "
+             "The identity's guide is the mirror of 1/d_k's, -log2(d_k)/4 octaves, and it lies "
+             "inside each interval (the table below). It gives {stability.guide.one};")
+@claim(PAGE, "Its band narrows as d_k grows, to a median of {stability.band.one} octaves. It is "
              "narrower than 1/sqrt(d_k)'s on {stability.band-narrower.one} seed pairs.")
 @claim(PAGE, "Its lowest final loss over the grid has a median of {stability.lowest.one} nats: at "
              "d_k = 256 most seeds find no rate that brings it to the floor within 200 steps.")
@@ -1286,17 +1287,18 @@ def test_unscaled_starts_higher_collapses_lower_and_narrows_its_band(runs, print
     assert printed["stability.lrs-higher.one"] == f"{up} of {total}" and up >= 0.9 * total
 
 
-@claim(PAGE, "- **QK-norm with g = 1** keeps every logit below sqrt(d_k): the largest at the best "
-             "rate has a median of {stability.logit-best.qknorm-g1} at d_k = 16, 64, 256, "
-             "against bounds of 4, 8 and 16.")
+@claim(PAGE, "- **QK-norm with g = 1** keeps every logit below sqrt(d_k), which is 4, 8 and 16 at "
+             "d_k = 16, 64, 256. Its largest logit at the best rate has a median of "
+             "{stability.logit-best.qknorm-g1}.")
 @claim(PAGE, "None of its {stability.collapsed-runs.qknorm-g1} runs collapsed: its edge is beyond "
              "the grid on every seed, and at the top rate, 2^2, the median run still answers "
              "every held-out question right, at every d_k.")
-@claim(PAGE, "Its LR sensitivity is {stability.lrs.qknorm-g1} over the whole grid, lower than "
-             "1/sqrt(d_k)'s on {stability.lrs-lower.qknorm-g1} seed pairs.")
-@claim(PAGE, "The bound has a price where it is tight: its lowest final loss has a median of "
-             "{stability.lowest.qknorm-g1} nats, above the floor of {stability.floor} at d_k = "
-             "16, where no logit can pass 4.")
+@claim(PAGE, "Its LR sensitivity over the whole grid is {stability.lrs.qknorm-g1}. It is lower "
+             "than 1/sqrt(d_k)'s on {stability.lrs-lower.qknorm-g1} seed pairs.")
+@claim(PAGE, "The bound has a price where it is tight. The floor of the readout is "
+             "{stability.floor} nats, and every other arm's lowest final loss reaches it. This "
+             "arm's has a median of {stability.lowest.qknorm-g1} nats at d_k = 16, 64, 256, "
+             "above the floor most at d_k = 16, where no logit can pass 4.")
 @claim(PAGE, "so in this toy it is the learned gains that let QK-norm's logits grow and collapse")
 def test_qk_norm_with_fixed_gains_never_collapses_and_pays_at_d_k_16(runs, blocks, printed):
     arm = "qk-norm-g1"
@@ -1325,17 +1327,17 @@ def test_qk_norm_with_fixed_gains_never_collapses_and_pays_at_d_k_16(runs, block
 
 
 @claim(PAGE, "- **Soft-cap 10** binds on the plateau already: at the best rate its largest logit "
-             "has a median of {stability.logit-best.cap10}, and the task is still solved there "
-             "(a lowest final loss of {stability.lowest.cap10} nats).")
-@claim(PAGE, "Its edge is higher than 1/sqrt(d_k)'s on {stability.edge-higher.cap10} seed pairs "
-             "and lower on {stability.edge-lower.cap10}, the others tied; soft-cap 50's is "
-             "higher on {stability.edge-higher.cap50}.")
-@claim(PAGE, "Past its edge it fails as soft-cap 50 does: the keys tie at the cap, the median run "
-             "above the edge answers almost no question right (0.25% at most, against 12.5% by "
-             "chance), and {stability.above.cap10} runs from the edge up end above l_0.")
-@claim(PAGE, "Its LR sensitivity is lower than 1/sqrt(d_k)'s on {stability.lrs-lower.cap10} seed "
-             "pairs over the whole grid, and higher than soft-cap 50's at every d_k (their "
-             "intervals do not overlap).")
+             "has a median of {stability.logit-best.cap10}. The task is still solved there: its "
+             "lowest final loss has a median of {stability.lowest.cap10} nats.")
+@claim(PAGE, "Its edge is higher than 1/sqrt(d_k)'s on {stability.edge-higher.cap10} seed pairs. "
+             "It is lower on {stability.edge-lower.cap10}, and the others tie. Soft-cap 50's "
+             "edge is higher on {stability.edge-higher.cap50}.")
+@claim(PAGE, "Past its edge it fails as soft-cap 50 does: the keys tie at the cap, and the median "
+             "run above the edge answers almost no question right (0.25% at most, against 12.5% "
+             "by chance). Only {stability.above.cap10} runs from the edge up end above l_0.")
+@claim(PAGE, "Its LR sensitivity over the whole grid is lower than 1/sqrt(d_k)'s on "
+             "{stability.lrs-lower.cap10} seed pairs, and higher than soft-cap 50's at every d_k "
+             "(their intervals do not overlap).")
 def test_soft_cap_10_binds_on_the_plateau_and_fails_past_its_edge_as_cap_50_does(runs,
                                                                                 printed):
     arm = "cap-10"
@@ -1373,9 +1375,9 @@ def test_soft_cap_10_binds_on_the_plateau_and_fails_past_its_edge_as_cap_50_does
 
 @claim(INTERVIEW, "With the gains fixed at 1, so that |s| < sqrt(d_k), none of its "
                   "{stability.collapsed-runs.qknorm-g1} runs collapsed, up to the top rate of "
-                  "the grid, 2^2; the price is sharpness where the bound is tight: its lowest "
+                  "the grid, 2^2. The price is sharpness where the bound is tight: its lowest "
                   "final loss has a median of {stability.lowest.qknorm-g1} nats at d_k = 16, 64, "
-                  "256, against a floor of {stability.floor} that the other arms reach.")
+                  "256, above the floor the other arms reach.")
 @claim(README, "With its gains fixed at 1, so that |s| < sqrt(d_k), QK-norm did not collapse at "
                "any rate of the grid.")
 def test_with_fixed_gains_qk_norm_never_collapsed_and_only_it_misses_the_floor(runs, records,
@@ -1391,8 +1393,8 @@ def test_with_fixed_gains_qk_norm_never_collapsed_and_only_it_misses_the_floor(r
         assert all(v < FLOOR + 0.001 for v in medians_over_d_k(runs, arm, lowest_loss)), arm
 
 
-@claim(INTERVIEW, "A cap of 10 binds on the plateau already (its largest logit at the best rate "
-                  "has a median of {stability.logit-best.cap10}) and moves the edge up on only "
+@claim(INTERVIEW, "A cap of 10 binds on the plateau already: its largest logit at the best rate "
+                  "has a median of {stability.logit-best.cap10}. It moves the edge up on only "
                   "{stability.edge-higher.cap10} seed pairs.")
 def test_a_cap_of_10_binds_on_the_plateau_and_moves_the_edge_on_few_seeds(runs, printed):
     best = medians_over_d_k(runs, "cap-10", lambda rs: at(rs, best_of(rs))["max_logit"])
@@ -1657,9 +1659,9 @@ def test_a_run_s_record_has_the_same_bytes_on_every_installed_python(records):
     assert set(outputs[sys.executable].splitlines()) <= committed
 
 
-@claim(PAGE, "- Adam, the four default arms (1,560 runs): {stability.time}; - `--arms all`, the "
-             "three arms it adds (1,170 runs): {stability-all.time}; - SGD, the four default "
-             "arms (1,560 runs): {stability-sgd.time}.")
+@claim(PAGE, "- **Adam,** the four default arms (1,560 runs): {stability.time}. - **`--arms "
+             "all`,** the three arms it adds (1,170 runs): {stability-all.time}. - **SGD,** the "
+             "four default arms (1,560 runs): {stability-sgd.time}.")
 @claim(PAGE, "The budget for the first was 30 minutes of wall time with `--jobs 2` on 2 cores. It "
              "was not met: other jobs held the two cores of the shared machine, and the wall "
              "time was set by the load, not by the sweep.")
