@@ -1523,8 +1523,8 @@ source(INTERVIEW, "Gemma 2 caps its attention logits at C = 50 and its final log
        "Gemma 2, arXiv 2408.00118, Section 2, \"Logit soft-capping\"; Gemma 3, arXiv "
        "2503.19786, Section 2: \"we replace the soft-capping of Gemma 2 with QK-norm\" "
        "(literature.md items 3 and 4c)")
-source(INTERVIEW, "(2023, Section 3.2.4) found the same in their models: dividing by d_h \"does "
-                  "not alleviate the need for qk-layernorm\".",
+source(INTERVIEW, "(2023, Section 3.2.4) come to a like conclusion in their models: dividing by "
+                  "d_h \"does not alleviate the need for qk-layernorm\".",
        "Wortsman et al. 2023, Section 3.2.4 and Figure E.6 (literature.md item 1 (iii))")
 source(INTERVIEW, "muP prescribes 1/d for a different reason, the correlation training builds "
                   "between q and k (Tensor Programs V, Definition 4.1 and footnote 8;",

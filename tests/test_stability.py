@@ -452,10 +452,107 @@ def test_a_small_plan_gives_the_same_bytes_with_any_jobs_and_the_committed_lines
     assert len(small) == 8 and all(run_line(r) in committed for r in small)
 
 
+def process_id(_):
+    """The id of the process a run_all item runs in (picklable: a spawned worker imports it)."""
+    return os.getpid()
+
+
 def test_run_all_keeps_the_planned_order_with_a_pool():
+    import multiprocessing
     items = [9.0, 1.0, 4.0, 16.0]
     assert SS.run_all(math.sqrt, items, jobs=2, weights=[1, 3, 2, 4]) == [3.0, 1.0, 2.0, 4.0]
     assert SS.run_all(math.sqrt, items, jobs=1) == [3.0, 1.0, 2.0, 4.0]
+    # jobs = 2 runs in other processes, and ends them before it returns
+    assert os.getpid() not in SS.run_all(process_id, items, jobs=2)
+    assert multiprocessing.active_children() == []
+    # jobs = 1 runs here, with no pool: a function that cannot be pickled is fine
+    assert SS.run_all(process_id, items) == [os.getpid()] * 4
+    assert SS.run_all(lambda x: x + 1, [1, 2], jobs=1) == [2, 3]
+
+
+def test_run_all_reports_progress_by_weight_heaviest_first(monkeypatch):
+    clock = iter([0.0, 8.0, 14.0, 20.0, 22.0])
+    monkeypatch.setattr(SS.time, "monotonic", lambda: next(clock))
+    heard, order = [], []
+
+    def fn(x):
+        order.append(x)
+        return x.upper()
+    assert SS.run_all(fn, ["a", "b", "c", "d"], 1, heard.append, [1, 3, 2, 4]) == [
+        "A", "B", "C", "D"]
+    assert order == ["d", "b", "c", "a"]  # the heaviest first
+    # elapsed time x the weight left / the weight done: 8 x 6/4, 14 x 3/7, 20 x 1/9, 0
+    assert heard == ["1 of 4 runs done, about 12 s left", "2 of 4 runs done, about 6 s left",
+                     "3 of 4 runs done, about 2 s left", "4 of 4 runs done, about 0 s left"]
+    clock = iter([0.0, 300.0, 600.0])
+    heard.clear()
+    SS.run_all(str, [1, 2], progress=heard.append)  # no weights: equal, in the given order
+    assert heard == ["1 of 2 runs done, about 5 min left", "2 of 2 runs done, about 0 s left"]
+
+
+def test_ctrl_c_in_run_all_says_how_many_were_done():
+    def fn(x):
+        if x == 2:
+            raise KeyboardInterrupt
+        return x
+    with pytest.raises(SS.Stopped) as stopped:
+        SS.run_all(fn, [1, 2, 3])
+    assert (stopped.value.done, stopped.value.total) == (1, 3)
+    assert str(stopped.value) == "1 of 3 runs done"
+
+
+def test_the_estimate_of_the_time_left_is_in_seconds_below_two_minutes():
+    assert [SS._eta(t) for t in (30.0, 119.4, 120.0, 185.0, 3600.0)] == [
+        "30 s", "119 s", "2 min", "3 min", "60 min"]
+
+
+def test_a_worker_of_the_pool_leaves_ctrl_c_to_the_main_process():
+    import signal
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        SS._quiet_worker()
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_the_weights_are_the_measured_costs_per_step_heaviest_first():
+    # ms per step, as benchmarks/stability.py measured them: QK-norm 3.7 + 0.077 d_k, the
+    # others 1.2 + 0.042 d_k; they order the runs and estimate the time left, nothing else
+    weights = {(arm, d_k): SS._weight(SS.Spec("adam", arm, d_k, 100, 0))
+               for arm in ("qk-norm", "qk-norm-g1", "1/sqrt(d_k)", "cap-10") for d_k in (16, 256)}
+    assert_close([weights["qk-norm", 16], weights["qk-norm-g1", 256]],
+                 [3.7 + 0.077 * 16, 3.7 + 0.077 * 256], rel=1e-15)
+    assert_close([weights["1/sqrt(d_k)", 16], weights["cap-10", 256]],
+                 [1.2 + 0.042 * 16, 1.2 + 0.042 * 256], rel=1e-15)
+
+
+def test_measure_runs_the_plan_in_this_process_unless_asked_and_keeps_its_settings(
+        monkeypatch):
+    plan = SS.Plan("adam", ("1/sqrt(d_k)",), (4,), (100,), -2, -1, steps=2)
+    records = SS.measure(plan)
+    assert records == {"settings": records["settings"],
+                       "runs": [SS.record(spec) for spec in SS.specs(plan)]}
+    assert records["settings"]["octaves"] == [-2, -1] and records["settings"]["steps"] == 2
+    committed = SS.load(ST.RECORDS["stability.json"])["settings"]
+    assert SS.measure(SS.PUBLISHED["stability.json"]._replace(d_ks=(), seeds=()))[
+        "settings"] == {**committed, "d_ks": [], "seeds": []}
+    asked = []
+    monkeypatch.setattr(SS, "run_all", lambda fn, items, jobs, *rest: asked.append(jobs) or [])
+    SS.measure(plan)
+    assert asked == [1]
+
+
+def test_a_non_finite_run_s_record_has_no_final_values_and_counts_above_l_0():
+    r = SS.record(SS.Spec("sgd", "1", 16, 100, 80, steps=5))
+    assert (r["final_loss"], r["final_accuracy"], r["final_entropy"]) == (None, None, None)
+    assert r["non_finite"] and r["collapsed"] and r["above_initial"]
+
+
+def test_a_run_that_ends_at_its_initial_loss_is_not_above_it():
+    # at rate 2^-1074 every Adam step rounds away: the weights never change
+    r = SS.record(SS.Spec("adam", "1/sqrt(d_k)", 16, 100, -1074, steps=2))
+    assert r["final_loss"] == r["initial_loss"] and not r["above_initial"]
 
 
 # ------------------------------------------------------------------ the command line
@@ -541,6 +638,12 @@ def test_the_band_is_the_unbroken_run_within_a_tenth_of_a_nat_and_says_if_it_is_
     assert (s.band, s.band_censored) == (3, True)  # reaches the lowest rate
     s = SS.seed_statistics(runs_of([0.9, 0.2, 0.9]))
     assert (s.band, s.band_censored) == (0, False)
+    s = SS.seed_statistics(runs_of([0.9, 0.2, 0.25]))
+    assert (s.band, s.band_censored) == (1, True)  # reaches the highest rate
+    s = SS.seed_statistics(runs_of([0.1, 0.0, 0.1, 0.6]))
+    assert (s.band, s.band_censored) == (2, True)  # exactly 0.1 above the best is inside
+    s = SS.seed_statistics(runs_of([0.2, 0.7, 0.8, 0.25]))
+    assert (s.band, s.band_censored) == (0, True)  # the band does not wrap around the grid
 
 
 def test_lr_sensitivity_clips_at_l_0_and_takes_its_minimum_over_the_window():
@@ -554,6 +657,16 @@ def test_lr_sensitivity_clips_at_l_0_and_takes_its_minimum_over_the_window():
     assert SS.seed_statistics(runs_of([None, None]), (None,)).lr_sensitivity == (None,)
 
 
+def test_a_seed_s_statistics_do_not_depend_on_the_order_of_its_runs():
+    runs = runs_of([0.9, 0.3, 0.2, 0.25, 2.5, 3.0], [False] * 4 + [True] * 2)
+    want = SS.seed_statistics(runs, (None, (1, 3)))
+    assert want == SS.SeedStatistics(2, 4, 2, False, want.lr_sensitivity)
+    for seed in range(5):
+        shuffled = runs[:]
+        random.Random(seed).shuffle(shuffled)
+        assert SS.seed_statistics(shuffled, (None, (1, 3))) == want
+
+
 def test_over_the_seeds_a_beyond_the_grid_edge_ranks_above_every_rate():
     stats = {seed: SS.SeedStatistics(0, edge, 2, False, (0.5,))
              for seed, edge in zip(range(5), [1, 2, None, None, None])}
@@ -561,6 +674,9 @@ def test_over_the_seeds_a_beyond_the_grid_edge_ranks_above_every_rate():
     assert summary["edge"].median is None and summary["edge"].low == 1
     assert summary["edge_above_best"].misses == 3 and summary["censored"] == 0
     assert summary["best"].median == 0 and summary["lr_sensitivity"][0].median == 0.5
+    one = SS.summaries({100: SS.SeedStatistics(-3, 1, 2, True, (0.5, 0.25))})  # one seed
+    assert one["edge_above_best"].median == 4 and one["censored"] == 1
+    assert [s.median for s in one["lr_sensitivity"]] == [0.5, 0.25]
 
 
 def test_paired_counts_and_offsets_compare_seed_by_seed():
@@ -577,6 +693,8 @@ def test_paired_counts_and_offsets_compare_seed_by_seed():
     lr = SS.paired_counts(reference, other, "lr", 0)
     assert (lr["higher"], lr["lower"], lr["tied"]) == (1, 3, 1)
     assert SS.edge_offsets(reference, other) == [1, 0, None, None, None]
+    assert SS.paired_counts(reference, other, "lr") == lr  # the first window by default
+    assert SS.edge_offsets(stats([1], [3], [0.5]), stats([3], [3], [0.5])) == [2]
 
 
 def test_by_seed_groups_the_runs_of_each_arm_d_k_and_seed():
