@@ -1132,6 +1132,20 @@ covered(PAGE, "At initialisation, 1/sqrt(d_k) keeps the logits at standard devia
         "test_claims_report.py::test_the_simulated_variance_is_d_k_and_one_after_scaling")
 
 
+BENCHMARK = ("python3 benchmarks/stability.py, 2026-11-28 at 637d9a3, 2 x AMD EPYC (nproc 2), "
+             "CPython 3.11.7, niced, load average 2.8 to 3.0 (benchmarks/README.md, \"The "
+             "logit-scale study\")")
+source(PAGE, "python3 experiments/stability.py # d_k = 16, 3 seeds, 11 rates: 73 s of CPU",
+       f"{BENCHMARK}: CPU 73.1 s")
+source(PAGE, "a step of it costs about twice a step of the other arms",
+       f"{BENCHMARK}: 2.1, 2.0 and 1.8 times 1/sqrt(d_k)'s ms per step at d_k = 16, 64, 256")
+source("benchmarks/README.md", "took 73.1 s of CPU time, against 90 s; its wall time was 74.2 s.",
+       BENCHMARK)
+source("benchmarks/README.md", "**A step of QK-norm costs about twice a step of the other "
+       "arms:** 2.1, 2.0 and 1.8 times that of 1/sqrt(d_k) at d_k = 16, 64 and 256,", BENCHMARK)
+source("benchmarks/README.md", "the caps cost about what the scales cost.", BENCHMARK)
+
+
 # ------------------------------------------------------------------ the literature
 
 WORTSMAN = "Wortsman et al. 2023, arXiv 2309.14322, read in an ar5iv copy (literature.md item 1)"

@@ -517,8 +517,9 @@ def test_a_worker_of_the_pool_leaves_ctrl_c_to_the_main_process():
 
 
 def test_the_weights_are_the_measured_costs_per_step_heaviest_first():
-    # ms per step, as benchmarks/stability.py measured them: QK-norm 3.7 + 0.077 d_k, the
-    # others 1.2 + 0.042 d_k; they order the runs and estimate the time left, nothing else
+    # ms per step as first measured (benchmarks/stability.py prints today's): QK-norm
+    # 3.7 + 0.077 d_k, the others 1.2 + 0.042 d_k; they order the runs and estimate the time
+    # left, nothing else
     weights = {(arm, d_k): SS._weight(SS.Spec("adam", arm, d_k, 100, 0))
                for arm in ("qk-norm", "qk-norm-g1", "1/sqrt(d_k)", "cap-10") for d_k in (16, 256)}
     assert_close([weights["qk-norm", 16], weights["qk-norm-g1", 256]],
