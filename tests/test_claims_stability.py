@@ -388,7 +388,8 @@ covered(PAGE, "**the best rate**: the rate of the lowest final held-out loss (ti
         "test_stability.py::test_the_best_rate_is_the_lowest_loss_and_a_tie_goes_to_the_"
         "smaller_rate")
 covered(PAGE, "**the collapse edge**: the lowest rate from which every higher rate of the grid "
-              "collapsed; \"beyond the grid\" (printed >2) if the highest rate did not collapse;",
+              "collapsed; \"beyond the grid\" (printed >2 on Adam's grid, >10 on SGD's) if the "
+              "highest rate did not collapse;",
         "test_stability.py::test_the_edge_is_where_every_higher_rate_collapsed")
 covered(PAGE, "**the band**: the octaves spanned by the unbroken run of rates around the best "
               "whose final loss is within 0.1 nat of the best (one rate alone: 0 octaves). A "
