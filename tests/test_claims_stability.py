@@ -1418,6 +1418,239 @@ def test_a_cap_of_10_binds_on_the_plateau_and_moves_the_edge_on_few_seeds(runs, 
     assert printed["stability.edge-higher.cap10"] == f"{up} of {total}" and up < total / 2
 
 
+# ------------------------------------------------------------------ under SGD
+
+def edge_medians(runs, arm, optimizer):
+    return medians_over_d_k(runs, arm, edge_of, optimizer)
+
+
+@claim(PAGE, "Under SGD the grid is 2^-2 to 2^10, which brackets the collapse edge of every arm "
+             "measured (the SGD section).")
+@claim(PAGE, "`python3 experiments/stability.py --publish --optimizer sgd` trains the four "
+             "default arms with plain SGD (no momentum) on the same seeds, questions, initial "
+             "weights and d_k, for 200 steps at the constant rates 2^-2 to 2^10 "
+             "(`experiments/stability_sgd.json`). The grid brackets every edge: "
+             "{stability.sgd.edges-inside} seeds of the arms and d_k collapse at its top rate "
+             "and not at its lowest. It does not bracket the bands. For 1/sqrt(d_k), QK-norm and "
+             "the cap the band reaches the lowest rate, 2^-2, on most seeds")
+def test_sgd_s_grid_brackets_every_edge_but_not_the_bands(records, runs, printed):
+    from experiments import learning_model as LM
+    adam, sgd = (records[n]["settings"] for n in ("stability.json", "stability_sgd.json"))
+    assert (sgd["optimizer"], sgd["octaves"], sgd["arms"]) == ("sgd", [-2, 10], adam["arms"])
+    assert {k: v for k, v in sgd.items() if k not in ("optimizer", "octaves")} == {
+        k: v for k, v in adam.items() if k not in ("optimizer", "octaves")}
+    step = LM.optimizer_step("sgd", 0.5)  # w - lr g at every step: no momentum
+    params, state = step(([[1.0]],), ([[2.0]],), None, 1)
+    assert params == ([[0.0]],) and step(params, ([[2.0]],), state, 2)[0] == ([[-1.0]],)
+    inside = total = 0
+    for arm in DEFAULT:
+        for d_k in D_KS:
+            for rs in per_seed(runs, "sgd", arm, d_k).values():
+                total += 1
+                inside += is_collapsed(rs[-1]) and not is_collapsed(rs[0])
+                assert edge_of(rs) is not None and edge_of(rs) > -2
+    assert printed["stability.sgd.edges-inside"] == f"{inside} of {total}" == "120 of 120"
+    for arm in ("1/sqrt(d_k)", "qk-norm", "cap-50"):
+        seeds = [rs for d_k in D_KS for rs in per_seed(runs, "sgd", arm, d_k).values()]
+        low = sum(band_runs(rs)[0]["octave"] == -2 for rs in seeds)
+        assert low > len(seeds) / 2, arm
+
+
+@claim(PAGE, "**The same collapse.** Under the two scales and QK-norm the largest logit at the "
+             "edge has a median of {stability.sgd.logit-edge.range} across the arms and d_k. The "
+             "median entropy there is at most {stability.sgd.entropy-edge.max} nats. Above the "
+             "edge the median accuracy is {stability.sgd.accuracy-above.range}, near chance. "
+             "Under 1/sqrt(d_k), {stability.sgd.above.sqrt} runs from the edge up end above "
+             "l_0.")
+@claim(PAGE, "What differs from Adam is where the edge sits. Under SGD the edge of 1/sqrt(d_k) "
+             "rises with d_k: its median is {stability.sgd.edge.sqrt} at d_k = 16, 64, 256 (the "
+             "intervals at 16 and 256 do not overlap). Under Adam it is {stability.edge.sqrt}.")
+def test_under_sgd_the_collapse_is_the_same_and_the_edge_rises_with_d_k(runs, printed):
+    at_edge, entropies, above = [], [], []
+    for arm in FREE:
+        for d_k in D_KS:
+            seeds = per_seed(runs, "sgd", arm, d_k).values()
+            at_edge.append(medians([at(rs, edge_of(rs))["max_logit"] for rs in seeds])[0])
+            entropies.append(medians([at(rs, edge_of(rs))["final_entropy"] for rs in seeds])[0])
+            above.append(medians([statistics.median(r["final_accuracy"] for r in rs
+                                                    if r["octave"] > edge_of(rs))
+                                  for rs in seeds])[0])
+    assert min(at_edge) >= 1000
+    assert printed["stability.sgd.logit-edge.range"] == span(at_edge, short)
+    assert max(entropies) <= float(printed["stability.sgd.entropy-edge.max"]) < 0.01
+    assert all(abs(a - 0.125) <= 0.1 for a in above)
+    assert printed["stability.sgd.accuracy-above.range"] == span(above,
+                                                                 lambda v: f"{100 * v:.0f}%")
+    up = [r for d_k in D_KS for rs in per_seed(runs, "sgd", "1/sqrt(d_k)", d_k).values()
+          for r in rs if r["octave"] >= edge_of(rs)]
+    ended = sum(r["final_loss"] is None or r["final_loss"] > r["initial_loss"] for r in up)
+    assert printed["stability.sgd.above.sqrt"] == f"{ended} of {len(up)}" and ended == len(up)
+    edges = [medians([edge_of(rs) for rs in per_seed(runs, "sgd", "1/sqrt(d_k)", d).values()])
+             for d in D_KS]
+    assert edges[0][0] < edges[1][0] < edges[2][0] and edges[0][2] < edges[2][1]
+    assert printed["stability.sgd.edge.sqrt"] == joined(e[0] for e in edges)
+    adam = edge_medians(runs, "1/sqrt(d_k)", "adam")
+    assert printed["stability.edge.sqrt"] == joined(adam) and max(adam) - min(adam) <= 1
+
+
+@claim(PAGE, "- **1/d_k** moves the edge up on {stability.sgd.edge-higher.inv} seed pairs. The "
+             "medians of the offsets are {stability.sgd.offset} octaves at d_k = 16, 64 and 256. "
+             "Under SGD the identity multiplies the rate by c/c' = sqrt(d_k), so its guide is "
+             "log2(d_k)/2 octaves, which gives 2, 3 and 4 and lies inside each interval (next "
+             "table);")
+@claim(INTERVIEW, "Under SGD the identity multiplies the rate by c/c' = sqrt(d_k), so its guide "
+                  "is log2(d_k)/2 octaves: 2, 3 and 4. The measured medians are "
+                  "{stability.sgd.offset} octaves")
+def test_under_sgd_1_over_d_k_s_offset_holds_log2_d_k_over_2_in_its_interval(runs, printed):
+    up, _, total = paired_count(runs, "1/d_k", "edge", "sgd")
+    assert printed["stability.sgd.edge-higher.inv"] == f"{up} of {total}"
+    assert [math.log2(d) / 2 for d in D_KS] == [2, 3, 4]
+    offsets = []
+    for d_k in D_KS:
+        m, lo, hi = medians(edge_differences(runs, "1/d_k", d_k, "sgd"))
+        assert lo <= math.log2(d_k) / 2 <= hi, d_k
+        offsets.append(m)
+    assert printed["stability.sgd.offset"] == joined(offsets)
+    # c / c' = (1 / sqrt(d_k)) / (1 / d_k): SGD's rate mapping in the identity
+    assert all(math.isclose((1 / math.sqrt(d)) / (1 / d), math.sqrt(d)) for d in D_KS)
+
+
+@claim(PAGE, "- **QK-norm** moves the edge up on {stability.sgd.edge-higher.qknorm} seed pairs, "
+             "two octaves at d_k = 16 and 64, but at d_k = 256 only on half the seeds (the "
+             "paired table's sign test: p = 0.22). Its learned gains grow again: the largest "
+             "has a median of {stability.sgd.gain.edge.qknorm} at the edge.")
+@claim(PAGE, "- **Soft-cap 50** moves the edge up on {stability.sgd.edge-higher.cap50} seed "
+             "pairs, further than under Adam. Its median edge is {stability.sgd.edge.cap50}, "
+             "three to four octaves above 1/sqrt(d_k)'s. Past the edge its keys tie at the cap "
+             "as under Adam, and only {stability.sgd.above.cap50} runs from the edge up end "
+             "above l_0.")
+@claim(PAGE, "- **LR sensitivity** over the grid is lower than 1/sqrt(d_k)'s for every other arm "
+             "on at least 29 of the 30 seed pairs (the paired table).")
+def test_under_sgd_qk_norm_and_the_cap_move_the_edge_up(runs, printed):
+    up, _, total = paired_count(runs, "qk-norm", "edge", "sgd")
+    assert printed["stability.sgd.edge-higher.qknorm"] == f"{up} of {total}"
+    differences = [statistics.median(edge_differences(runs, "qk-norm", d, "sgd")) for d in D_KS]
+    assert differences[:2] == [2, 2]
+    ref, qk = (per_seed(runs, "sgd", a, 256) for a in ("1/sqrt(d_k)", "qk-norm"))
+    higher, lower, _, _ = compare([edge_of(ref[s]) for s in ref], [edge_of(qk[s]) for s in ref])
+    assert higher == 5 and f"{sign_p(higher, lower):.2f}" == "0.22"
+    gains = [(medians([at(rs, best_of(rs))["max_gain"] for rs in seeds]),
+              medians([at(rs, edge_of(rs))["max_gain"] for rs in seeds]))
+             for seeds in (per_seed(runs, "sgd", "qk-norm", d).values() for d in D_KS)]
+    assert all(edge[1] > best[2] for best, edge in gains)  # grow: the intervals apart
+    assert printed["stability.sgd.gain.edge.qknorm"] == joined((e[0] for _, e in gains), short)
+    up, _, total = paired_count(runs, "cap-50", "edge", "sgd")
+    assert printed["stability.sgd.edge-higher.cap50"] == f"{up} of {total}"
+    for d_k in D_KS:
+        sgd = statistics.median(edge_differences(runs, "cap-50", d_k, "sgd"))
+        assert 3 <= sgd <= 4 and sgd > statistics.median(edge_differences(runs, "cap-50", d_k))
+    assert printed["stability.sgd.edge.cap50"] == joined(edge_medians(runs, "cap-50", "sgd"))
+    ended = total = 0
+    for d_k in D_KS:
+        seeds = per_seed(runs, "sgd", "cap-50", d_k).values()
+        assert 0.5 <= medians([at(rs, edge_of(rs))["final_entropy"] for rs in seeds])[0] <= 1.5
+        up_runs = [r for rs in seeds for r in rs if r["octave"] >= edge_of(rs)]
+        assert all(r["max_logit"] <= 50 for r in up_runs)
+        ended += sum(r["final_loss"] > r["initial_loss"] for r in up_runs)
+        total += len(up_runs)
+    assert printed["stability.sgd.above.cap50"] == f"{ended} of {total}" and ended < total / 2
+    for arm in DEFAULT[1:]:
+        assert paired_count(runs, arm, "lr", "sgd")[1] >= 29, arm
+
+
+covered(PAGE, "LR sensitivity is taken over the whole grid only;",
+        "test_claims_stability.py::test_the_main_tables_are_the_statistics_rebuilt_from_the_"
+        "records")
+covered(PAGE, "The window leaves out the rates below 2^-2, where most of these bands go on, so "
+              "these figures hold for this grid only.",
+        "test_claims_stability.py::test_sgd_s_grid_brackets_every_edge_but_not_the_bands")
+
+
+covered(PAGE, "a gain vector g per side, initialised to 1 and trained by the same Adam at the same "
+              "rate;",
+        "test_claims_stability.py::test_every_arm_of_a_seed_starts_from_the_same_weights_and_"
+        "sees_the_same_questions")
+covered(PAGE, "This page's QK-norm is the RMSNorm of Qwen3's form on a single head: a gain per "
+              "side, initialised to 1, no bias, no RoPE.",
+        "test_stability.py::test_every_arm_s_logits_are_its_formula_through_q_and_k_to_fifty_"
+        "digits")
+covered(PAGE, "for QK-norm the largest |gain| over the run; for the caps the largest logit before "
+              "the cap;",
+        "test_stability.py::test_a_run_s_largest_logits_are_those_of_its_batches")
+covered(PAGE, "QK-norm cannot be written through M alone, since it needs the norms of q and k, so "
+              "it has its own route:",
+        "test_stability.py::test_every_arm_s_logits_are_its_formula_through_q_and_k_to_fifty_"
+        "digits")
+covered(PAGE, "With the gains fixed at 1 ([below](#the-three-arms---arms-all-adds)) the ceiling "
+              "stays at sqrt(d_k).",
+        "test_claims_stability.py::test_qk_norm_s_logits_stay_under_the_ceiling_its_gains_set")
+covered(PAGE, "So here LR sensitivity measures mostly how much of the window lies past the edge, "
+              "and how much loss a collapse costs.",
+        "test_claims_stability.py::test_lr_sensitivity_comes_mostly_from_the_collapses_and_"
+        "depends_on_its_window")
+covered(PAGE, "as for 1/d_k, the initial weights are not rescaled, so it is a guide.",
+        "test_claims_stability.py::test_every_arm_of_a_seed_starts_from_the_same_weights_and_"
+        "sees_the_same_questions")
+covered(PAGE, "the initial weights are not rescaled, so it is a guide, not an identity.",
+        "test_claims_stability.py::test_every_arm_of_a_seed_starts_from_the_same_weights_and_"
+        "sees_the_same_questions")
+covered(PAGE, "(the table's \"at an end\"): those bands are at least as wide as printed, and the "
+              "band comparisons below count only what the grid shows.",
+        "test_claims_stability.py::test_sgd_s_grid_brackets_every_edge_but_not_the_bands")
+covered(PAGE, "With eps > 0, r - 1 = eps (1 - 1/a²) / (n_q + eps / a²), so |r - 1| <= eps |1 - "
+              "1/a²| / n_q,",
+        "test_stability.py::test_with_eps_1e_6_the_logits_move_by_at_most_the_derived_bound")
+covered(PAGE, "only when a² n_q falls towards eps does the norm stop normalising.",
+        "test_stability.py::test_with_eps_1e_6_the_logits_move_by_at_most_the_derived_bound")
+covered(PAGE, "a capped logit stops moving, the weights behind it need not.",
+        "test_claims_stability.py::test_the_soft_cap_holds_its_logits_ties_them_and_keeps_the_"
+        "loss_below_l_0")
+covered(README, "QK-norm (an RMSNorm with a learned gain on q and on k) and Gemma 2's soft-cap at "
+                "50",
+        "test_stability.py::test_every_arm_s_logits_are_its_formula_through_q_and_k_to_fifty_"
+        "digits")
+covered(INTERVIEW, "QK-norm divides q and k by their own root mean square before the dot "
+                   "product, so the logit no longer depends on their norms:",
+        "test_stability.py::test_qk_norm_s_logits_do_not_change_when_a_projection_is_rescaled_"
+        "exactly_with_eps_0")
+covered(INTERVIEW, "so the cap changes nothing softmax can show until the largest logits "
+                   "approach 50;",
+        "test_claims_stability.py::test_a_weight_of_e_minus_50_is_lost_in_the_rounding_of_"
+        "float32_and_bfloat16")
+covered(INTERVIEW, "It moves the rates, not the stability.",
+        "test_claims_stability.py::test_the_1_over_d_k_answer_holds_in_the_records")
+covered(INTERVIEW, "Here they are not, so the identity is a guide, not a proof.",
+        "test_claims_stability.py::test_every_arm_of_a_seed_starts_from_the_same_weights_and_"
+        "sees_the_same_questions")
+source(PAGE, "Partly confirmed: the mechanism and the fix are confirmed through Wortsman et al.'s "
+             "account (Section 3.1.1) and through verbatim quotations of the paper;",
+       "literature.md item 2 (partly confirmed)")
+source(PAGE, "Confirmed in the paper's text; the paragraph gives no reason for the two values.",
+       "Gemma 2, arXiv 2408.00118v3, Section 2, \"Logit soft-capping\" (literature.md item 3)")
+source(PAGE, "the paper's range is one of AdamW's rates.",
+       f"{WORTSMAN}, Section 2.2: \"we use the learning rate range 3e-4 to 3e-1 with AdamW\"")
+
+
+@claim(PAGE, "With the gains fixed the logit is sqrt(d_k) times the cosine of q and k (up to "
+             "eps), whatever the rate;")
+def test_with_fixed_gains_the_logit_is_sqrt_d_k_times_the_cosine(runs):
+    from experiments import learning_model as LM
+    from experiments import stability_model as SM
+    for d_k, factor in ((16, 1.0), (64, 30.0)):  # any weights: the initial ones, and larger
+        task = LM.make_task(101)
+        W_Q, W_K = ([[factor * w for w in row] for row in W]
+                    for W in LM.initial_weights(101, d_k))
+        S = SM.tables(SM.ARMS["qk-norm-g1"], task, (W_Q, W_K)).S
+        tokens = [x for row in task.keys for x in row]
+        for a in range(0, 8, 3):
+            q = [math.fsum(x * w for x, w in zip(task.queries[a], col)) for col in zip(*W_Q)]
+            for j in range(0, 64, 7):
+                k = [math.fsum(x * w for x, w in zip(tokens[j], col)) for col in zip(*W_K)]
+                cos = math.fsum(u * v for u, v in zip(q, k)) / math.sqrt(
+                    math.fsum(u * u for u in q) * math.fsum(v * v for v in k))
+                assert abs(S[a][j] - math.sqrt(d_k) * cos) <= 1e-5 * math.sqrt(d_k)
+
+
 # ------------------------------------------------------------------ README and interview
 
 @claim(README, 'Every arm solves the task over a band of rates several octaves wide; two to '
