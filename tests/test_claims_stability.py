@@ -1566,8 +1566,8 @@ covered(PAGE, "The window leaves out the rates below 2^-2, where most of these b
         "test_claims_stability.py::test_sgd_s_grid_brackets_every_edge_but_not_the_bands")
 
 
-covered(PAGE, "a gain vector g per side, initialised to 1 and trained by the same Adam at the same "
-              "rate;",
+covered(PAGE, "a gain vector g per side, initialised to 1 and trained by the same Adam at the "
+              "same rate;",
         "test_claims_stability.py::test_every_arm_of_a_seed_starts_from_the_same_weights_and_"
         "sees_the_same_questions")
 covered(PAGE, "This page's QK-norm is the RMSNorm of Qwen3's form on a single head: a gain per "
