@@ -74,10 +74,12 @@ def _octaves_cell(s: Summary, high: Optional[int] = None) -> str:
 
 
 def _gap_cell(s: Summary) -> str:
-    """Octaves from the best rate to the edge; '-' where the median seed has no edge."""
+    """Octaves from the best rate to the edge; '-' where the median seed has no edge, and
+    for an end of the interval that falls on such a seed."""
     if s.median is None:
         return "-"
-    return f"{octave_text(s.median)} [{octave_text(s.low)}, {edge_text(s.high, '-')}]"
+    high = "-" if s.high is None else octave_text(s.high)
+    return f"{octave_text(s.median)} [{octave_text(s.low)}, {high}]"
 
 
 def _sig_cell(s: Summary, digits: int) -> str:
@@ -366,10 +368,9 @@ def _edge_rows(data: dict, optimizer: str, arms: Sequence[str]
         extremes = r["collapsed_logits"]
         rows.append([NAMES[r["arm"]], str(r["d_k"]), str(r["seeds_with_edge"]),
                      _sig_cell(r["max_logit_best"], 3),
-                     _sig_cell(r["max_logit_edge"], 3) if edge else "-",
+                     _sig_cell(r["max_logit_edge"], 3),
                      f"{extremes[0]:.3g} to {extremes[1]:.3g}" if extremes else "-",
-                     _sig_cell(r["entropy_edge"], 2) if edge else "-",
-                     _percent_cell(r["accuracy_edge"]) if edge else "-",
+                     _sig_cell(r["entropy_edge"], 2), _percent_cell(r["accuracy_edge"]),
                      _percent_cell(r["accuracy_above"]),
                      f"{r['above'][0]} of {r['above'][1]}" if edge else "-"])
     return header, rows
@@ -401,7 +402,7 @@ def _behind_rows(data: dict, optimizer: str, arms: Sequence[str]
             if f"{name}_best" in r:
                 rows.append([NAMES[r["arm"]], str(r["d_k"]), what,
                              _sig_cell(r[f"{name}_best"], 3),
-                             _sig_cell(r[f"{name}_edge"], 3) if r["seeds_with_edge"] else "-"])
+                             _sig_cell(r[f"{name}_edge"], 3)])
     return header, rows
 
 
@@ -638,10 +639,9 @@ def values(data: dict) -> Dict[str, str]:
            "stability.floor": f"{math.log1p((ITEMS - 1) * math.exp(-BETA)):.4f}",
            "stability.e-50": f"{math.exp(-50):.1g}"}
     for optimizer, prefix in (("adam", "stability."), ("sgd", "stability.sgd.")):
-        if any(r["optimizer"] == optimizer for r in data["rows"]):
-            out.update(_arm_values(data, optimizer, prefix))
-            out.update(_paired_values(data, optimizer, prefix))
-            out.update(_range_values(data, optimizer, DEFAULT_ARMS, prefix))
+        out.update(_arm_values(data, optimizer, prefix))  # each: nothing without its rows
+        out.update(_paired_values(data, optimizer, prefix))
+        out.update(_range_values(data, optimizer, DEFAULT_ARMS, prefix))
     out.update(_range_values(data, "adam", EXTRA_ARMS, "stability.all."))
     for name, timing in sorted(data["timing"].items()):
         slug = name.split(".")[0].replace("_", "-")

@@ -219,6 +219,32 @@ def sig_cell(values, digits):
     return f"{m:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
 
 
+BLOCK_ARMS = {  # the rows of each table: arms, each at d_k = 16, 64, 256 (the README: 64)
+    "stability-table": ("1/sqrt(d_k)", "1/d_k", "qk-norm", "cap-50"),
+    "stability-all-table": ("1/sqrt(d_k)", "1", "qk-norm-g1", "cap-10"),
+    "stability-sgd-table": ("1/sqrt(d_k)", "1/d_k", "qk-norm", "cap-50"),
+    "stability-edge": ("1/sqrt(d_k)", "1/d_k", "qk-norm", "cap-50"),
+    "stability-all-edge": ("1", "qk-norm-g1", "cap-10"),
+    "stability-sgd-edge": ("1/sqrt(d_k)", "1/d_k", "qk-norm", "cap-50"),
+    "stability-below": ("1/sqrt(d_k)", "1/d_k", "qk-norm", "cap-50"),
+    "stability-paired": ("1/d_k", "qk-norm", "cap-50"),
+    "stability-all-paired": ("1", "qk-norm-g1", "cap-10"),
+    "stability-sgd-paired": ("1/d_k", "qk-norm", "cap-50")}
+
+
+def assert_rows_are(block, rows):
+    """The table has one row per arm and d_k, in the page's order."""
+    d_ks = (64,) if block == "stability-readme" else (16, 64, 256)
+    arms = BLOCK_ARMS["stability-table" if block == "stability-readme" else block]
+    assert [(r[0], r[1]) for r in rows] == [(SX.NAMES[a], str(d)) for a in arms for d in d_ks]
+
+
+def printed_p(p):
+    """A sign test's p as the tables print it: two significant digits below 0.01, else two
+    decimals."""
+    return f"{p:.2g}" if p < 0.01 else f"{p:.2f}"
+
+
 def table_rows(block):
     return [[c.strip() for c in line.strip("|").split(" | ")] for line in block.splitlines()[2:]]
 
@@ -484,7 +510,7 @@ def test_the_main_tables_are_the_statistics_rebuilt_from_the_records(blocks, run
                                                                      block, optimizer):
     by_name = {v: k for k, v in SX.NAMES.items()}
     rows = table_rows(blocks[block])
-    assert rows
+    assert_rows_are(block, rows)
     for row in rows:
         arm, d_k = by_name[row[0]], int(row[1])
         seeds = per_seed(runs, optimizer, arm, d_k)
@@ -515,6 +541,7 @@ def test_the_main_tables_are_the_statistics_rebuilt_from_the_records(blocks, run
 def test_the_paired_tables_are_the_seeds_compared_and_sign_tested_again(blocks, runs, block,
                                                                         optimizer):
     by_name = {v: k for k, v in SX.NAMES.items()}
+    assert_rows_are(block, table_rows(blocks[block]))
     for row in table_rows(blocks[block]):
         arm, d_k = by_name[row[0]], int(row[1])
         ref, other = (per_seed(runs, optimizer, a, d_k) for a in ("1/sqrt(d_k)", arm))
@@ -522,18 +549,18 @@ def test_the_paired_tables_are_the_seeds_compared_and_sign_tested_again(blocks, 
         higher, lower, tied, both = compare([edge_of(ref[s]) for s in seeds],
                                             [edge_of(other[s]) for s in seeds])
         assert row[2] == f"{higher}-{lower}-{tied}" + (f" (+{both} both beyond)" if both else "")
-        assert float(row[3]) == pytest.approx(sign_p(higher, lower), abs=0.006)
+        assert row[3] == printed_p(sign_p(higher, lower))
         wider, narrower, tied, _ = compare([band_of(ref[s])[0] for s in seeds],
                                            [band_of(other[s])[0] for s in seeds])
         assert row[4] == f"{wider}-{narrower}-{tied}"
-        assert float(row[5]) == pytest.approx(sign_p(wider, narrower), abs=0.006)
+        assert row[5] == printed_p(sign_p(wider, narrower))
         octaves = [r["octave"] for r in ref[seeds[0]]]
         windows = [None] + ([paper_window(optimizer, octaves)] if optimizer == "adam" else [])
         for i, window in enumerate(windows):
             up, down, tie, _ = compare([lr_sensitivity_of(ref[s], window) for s in seeds],
                                        [lr_sensitivity_of(other[s], window) for s in seeds])
             assert row[6 + 2 * i] == f"{down}-{up}-{tie}"
-            assert float(row[7 + 2 * i]) == pytest.approx(sign_p(up, down), abs=0.006)
+            assert row[7 + 2 * i] == printed_p(sign_p(up, down))
         if optimizer != "adam":
             assert row[8:] == ["-", "-"]
 
@@ -544,8 +571,11 @@ def test_the_paired_tables_are_the_seeds_compared_and_sign_tested_again(blocks, 
 def test_the_offset_of_an_edge_is_rebuilt_beside_its_guide(blocks, runs, block, optimizer, arm,
                                                           guide):
     rows = table_rows(blocks[block])
-    assert [int(row[0]) for row in rows] == sorted({r["d_k"] for r in runs if r["arm"] == arm
-                                                    and r["optimizer"] == optimizer})
+    header = blocks[block].splitlines()[0]
+    sign, divisor = ("-" if guide < 0 else ""), int(round(abs(1 / guide)))
+    assert header == (f"| d_k | {SX.NAMES[arm]}'s edge - 1/sqrt(d_k)'s, octaves | seeds with "
+                      f"both edges | guide: {sign}log2(d_k) / {divisor} |")
+    assert [int(row[0]) for row in rows] == [16, 64, 256]
     for row in rows:
         d_k = int(row[0])
         ref, other = (per_seed(runs, optimizer, a, d_k) for a in ("1/sqrt(d_k)", arm))
@@ -587,7 +617,7 @@ def edge_cells(seeds):
 def test_the_tables_at_the_edge_are_rebuilt_from_the_records(blocks, runs, block, optimizer):
     by_name = {v: k for k, v in SX.NAMES.items()}
     rows = table_rows(blocks[block])
-    assert rows
+    assert_rows_are(block, rows)
     for row in rows:
         c = edge_cells(per_seed(runs, optimizer, by_name[row[0]], int(row[1])))
         assert row[2] == str(c["n"])
@@ -611,7 +641,7 @@ def test_the_table_one_octave_below_the_edge_is_rebuilt_from_the_records(blocks,
                                                                          optimizer):
     by_name = {v: k for k, v in SX.NAMES.items()}
     rows = table_rows(blocks[block])
-    assert len(rows) == 12
+    assert_rows_are(block, rows)
     for row in rows:
         seeds = per_seed(runs, optimizer, by_name[row[0]], int(row[1]))
         below = [r for rs in seeds.values() if edge_of(rs) is not None

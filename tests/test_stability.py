@@ -11,6 +11,8 @@ import json
 import math
 import os
 import random
+import re
+import statistics
 import subprocess
 import sys
 from decimal import Decimal, localcontext
@@ -22,6 +24,8 @@ from attention import matmul
 from experiments import stability as ST
 from experiments import stability_measure as SS
 from experiments import stability_model as SM
+from experiments import stability_tables as SX
+from experiments.learning_measure import Summary
 from experiments.learning_model import (BETA, ITEMS, draw_question, initial_weights, logit_table,
                                         logit_matrix_transposed, make_task, optimizer_step,
                                         train)
@@ -725,3 +729,162 @@ def test_the_plans_and_the_paper_s_window_on_each_grid():
     assert SS.octaves(SS.PUBLISHED["stability_sgd.json"]) == list(range(-2, 11))
     assert SS.specs(SS.Plan("sgd", ("1/d_k",), (16,), (100, 101), 0, 1)) == [
         SS.Spec("sgd", "1/d_k", 16, seed, k) for seed in (100, 101) for k in (0, 1)]
+
+
+# ------------------------------------------------------------------ the tables' code
+
+@pytest.fixture(scope="module")
+def committed():
+    return {name: SS.load(path) for name, path in ST.RECORDS.items()}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return ST.docs_data()
+
+
+def text_cells(line):
+    return re.split(r"\s{2,}", line.strip())
+
+
+def markdown_cells(block):
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in block.splitlines()[2:]]
+
+
+def test_the_report_prints_every_table_of_the_pages_as_text(data):
+    lines = SX.report(data)
+    blocks = SX.blocks(data)
+    titles = [line for line in lines if line.startswith("== ")]
+    adam = ["per arm and d_k: median [interval] over the seeds",
+            "at the best rate and at the collapse edge", "one octave below the edge",
+            "behind the norm and the cap", "each arm against 1/sqrt(d_k), seed by seed",
+            "1/d_k's edge against the identity's guide",
+            "unscaled's edge against the identity's guide"]
+    assert titles == [f"== Adam: {t}" for t in adam] + [f"== SGD: {t}" for t in adam[:-1]]
+    assert lines[-1] != "" and all(lines[i - 1] == "" for i, line in enumerate(lines)
+                                   if line.startswith("== ") and i > 0)
+    sections, name = {}, None
+    for line in lines:
+        if line.startswith("== "):
+            name, sections[line] = line, []
+        elif line:
+            sections[name].append(text_cells(line))
+    want = {"== Adam: per arm and d_k: median [interval] over the seeds":
+            markdown_cells(blocks["stability-table"])
+            + markdown_cells(blocks["stability-all-table"])[3:],
+            "== Adam: at the best rate and at the collapse edge":
+            markdown_cells(blocks["stability-edge"])
+            + markdown_cells(blocks["stability-all-edge"]),
+            "== Adam: each arm against 1/sqrt(d_k), seed by seed":
+            markdown_cells(blocks["stability-paired"])
+            + markdown_cells(blocks["stability-all-paired"]),
+            "== Adam: 1/d_k's edge against the identity's guide":
+            markdown_cells(blocks["stability-offset"]),
+            "== Adam: unscaled's edge against the identity's guide":
+            markdown_cells(blocks["stability-all-offset"]),
+            "== SGD: per arm and d_k: median [interval] over the seeds":
+            markdown_cells(blocks["stability-sgd-table"]),
+            "== SGD: at the best rate and at the collapse edge":
+            markdown_cells(blocks["stability-sgd-edge"]),
+            "== SGD: each arm against 1/sqrt(d_k), seed by seed":
+            markdown_cells(blocks["stability-sgd-paired"]),
+            "== SGD: 1/d_k's edge against the identity's guide":
+            markdown_cells(blocks["stability-sgd-offset"])}
+    for title, rows in want.items():
+        assert sections[title][1:] == rows, title  # the header first, then the rows
+    below = sections["== Adam: one octave below the edge"][1:]
+    assert below[:12] == markdown_cells(blocks["stability-below"])
+    assert [r[0] for r in below[12:]] == ["unscaled"] * 3 + ["soft-cap 10"] * 3  # g = 1: no edge
+    behind = sections["== Adam: behind the norm and the cap"][1:]
+    assert behind[:6] == markdown_cells(blocks["stability-behind"])
+    assert [r[0] for r in behind[6:]] == ["soft-cap 10"] * 3
+
+
+def test_the_tables_keep_the_page_s_order_whatever_order_the_records_come_in(committed, data):
+    shuffled = SX.tables({"sgd": committed["stability_sgd.json"],
+                          "adam-all": committed["stability_all.json"],
+                          "adam": committed["stability.json"]}, data["timing"])
+    for key in ("rows", "paired", "offsets", "growth", "seeds"):
+        assert shuffled[key] == data[key], key
+    assert SX.values(shuffled) == SX.values(data) and SX.blocks(shuffled) == SX.blocks(data)
+    assert [(r["optimizer"], r["arm"], r["d_k"]) for r in data["offsets"]] == [
+        ("adam", "1/d_k", 16), ("adam", "1/d_k", 64), ("adam", "1/d_k", 256),
+        ("adam", "1", 16), ("adam", "1", 64), ("adam", "1", 256),
+        ("sgd", "1/d_k", 16), ("sgd", "1/d_k", 64), ("sgd", "1/d_k", 256)]
+
+
+def part(records, arms, d_ks):
+    """The records of some arms and d_k of a sweep, as a sweep of their own."""
+    runs = [r for r in records["runs"] if r["arm"] in arms and r["d_k"] in d_ks]
+    return {"settings": {**records["settings"], "arms": list(arms), "d_ks": list(d_ks)},
+            "runs": runs}
+
+
+def test_a_sweep_of_one_capped_arm_gives_the_tables_it_can(committed):
+    # the command line's case: whatever arms and d_k were asked for, no reference
+    data = SX.tables({"run": part(committed["stability_sgd.json"], ("cap-50",), (16,))}, {})
+    assert data["paired"] == [] and data["offsets"] == [] and data["growth"] == []
+    values = SX.values(data)
+    assert values["stability.sgd.edge.cap50"] == "5" and "stability.sgd.offset" not in values
+    assert "stability.sgd.logit-edge.range" not in values  # no arm whose logits are free
+    assert "stability.gap.range" not in values and "stability.edge.cap50" not in values
+    titles = [line for line in SX.report(data) if line.startswith("== ")]
+    assert titles == ["== SGD: per arm and d_k: median [interval] over the seeds",
+                      "== SGD: at the best rate and at the collapse edge",
+                      "== SGD: one octave below the edge", "== SGD: behind the norm and the cap"]
+    assert SX.blocks(data)["stability-table"].count("\n") == 1  # a header and its rule
+
+
+def test_the_figure_of_logit_growth_needs_the_reference_and_its_edge(committed):
+    adam = committed["stability.json"]
+    assert SX.tables({"run": part(adam, ("qk-norm",), (64,))}, {})["growth"] == []
+    never = part(adam, ("1/sqrt(d_k)",), (64,))
+    never["runs"] = [{**r, "collapsed": False} for r in never["runs"]]  # no seed collapses
+    assert SX.tables({"run": never}, {})["growth"] == []
+
+
+def test_a_seed_whose_only_collapse_is_the_top_rate_and_a_run_cut_short(committed):
+    # seed 100: only 2^2 collapsed (its edge is the top rate, with no run above it); seed
+    # 101: its run at 2^-3 went non-finite after 50 steps
+    reference = part(committed["stability.json"], ("1/sqrt(d_k)",), (64,))
+    runs = []
+    for r in reference["runs"]:
+        if r["seed"] == 100:
+            r = {**r, "collapsed": r["octave"] == 2}
+        if (r["seed"], r["octave"]) == (101, -3):
+            r = {**r, "final_loss": None, "final_accuracy": None, "final_entropy": None,
+                 "non_finite": True, "above_initial": True, "collapsed": True,
+                 "largest": r["largest"][:50]}
+        runs.append(r)
+    data = SX.tables({"run": {**reference, "runs": runs}}, {})
+    row = data["rows"][0]
+    assert row["edges"][0] == 2 and row["accuracy_above"].n == 9  # seed 100 has none above
+    by_seed = {}
+    for r in runs:
+        by_seed.setdefault(r["seed"], []).append(r)
+    shares = []
+    for seed, rs in by_seed.items():
+        edge = row["edges"][seed - 100]
+        star = min(r["final_loss"] for r in rs if r["final_loss"] is not None)
+        terms = [(r["octave"] >= edge, (r["initial_loss"] if r["final_loss"] is None
+                                        else min(r["final_loss"], r["initial_loss"])) - star)
+                 for r in rs]
+        shares.append(math.fsum(t for up, t in terms if up) / math.fsum(t for _, t in terms))
+    assert row["lrs_share"].median == statistics.median(shares)
+    growth = {g["octave"]: g["median"] for g in data["growth"]}
+    assert len(growth[-3]) == 50 and len(growth[-4]) == 200  # the shortest run bounds it
+
+
+def test_a_cell_prints_its_median_and_interval_with_the_digits_it_supports():
+    def summary(m, lo, hi):
+        return Summary(m, lo, hi, 0.98, 0, 10)
+    assert SX._percent_cell(summary(0.5, 0.5, 0.5)) == "50% [50%, 50%]"
+    assert SX._percent_cell(summary(0.25, 0.125, 0.5)) == "25% [12%, 50%]"
+    assert SX._percent_cell(summary(None, 0.1, None)) == "-"
+    assert SX._number_cell(summary(0.123, 0.123, 0.123)) == "0.12 [0.12, 0.12]"
+    assert SX._number_cell(summary(0.5, None, 0.7)) == "-"
+    assert SX._number_cell(summary(0.5, 0.4, 0.7)) == "0.50 [0.40, 0.70]"
+    assert [SX._p(p) for p in (0.002, 0.0039, 0.01, 0.5, 1.0)] == [
+        "0.002", "0.0039", "0.01", "0.50", "1.00"]
+    assert SX._sig_cell(summary(1234.5, 9.87, None), 3) == "-"
+    assert SX._gap_cell(summary(2, 1, None)) == "2 [1, -]"
