@@ -580,6 +580,27 @@ def test_the_command_line_rejects_bad_options_with_one_message(argv, capsys):
     assert err.endswith(" (see python3 experiments/stability.py --help)\n"), err
 
 
+def test_the_command_line_plans_what_it_is_asked_for(monkeypatch, capsys):
+    asked = []
+
+    def plan_only(plan, jobs=1, progress=None):
+        asked.append((plan, jobs))
+        raise SS.Stopped(0, 1)
+    monkeypatch.setattr(ST, "measure", plan_only)
+    for argv in ([], ["--jobs", "2"], ["--arms", "cap-50,1/d_k,cap-50"], ["--dk", "8", "8", "4"]):
+        assert ST.main(argv) == 130
+    capsys.readouterr()
+    (default, one), (_, two), (named, _), (d_ks, _) = asked
+    assert (one, two) == (1, 2)  # one process unless asked
+    assert named.arms == ("1/d_k", "cap-50")  # each once, in the page's order
+    assert d_ks.d_ks == (8, 4) and default.d_ks == (16,)
+
+
+def test_the_docs_data_needs_no_timing_file(monkeypatch, tmp_path):
+    monkeypatch.setattr(ST, "TIMING", str(tmp_path / "none.json"))
+    assert ST.docs_data()["timing"] == {}
+
+
 def test_an_output_path_is_checked_before_any_run(tmp_path, monkeypatch, capsys):
     def no_runs(*args, **kwargs):
         raise AssertionError("the sweep started")
