@@ -563,12 +563,14 @@ def test_a_run_that_ends_at_its_initial_loss_is_not_above_it():
 # ------------------------------------------------------------------ the command line
 
 @pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "11"], ["--dk", "0"],
+                                  ["--dk", "4", "0"], ["--rates", "0", "21"],
                                   ["--rates", "2", "1"], ["--rates", "-21", "0"],
                                   ["--arms", "qk"], ["--jobs", "0"],
                                   ["--optimizer", "rmsprop"], ["--publish", "--dk", "16"],
                                   ["--publish", "--arms", "cap-50"],
                                   ["--publish", "--arms", "all", "--optimizer", "sgd"]],
-                         ids=["no seeds", "too many seeds", "d_k 0", "rates reversed",
+                         ids=["no seeds", "too many seeds", "d_k 0", "a later d_k 0",
+                              "rate too high", "rates reversed",
                               "rate too low", "arm name", "no jobs", "optimizer",
                               "publish at another d_k", "publish one arm", "publish sgd all"])
 def test_the_command_line_rejects_bad_options_with_one_message(argv, capsys):
@@ -587,13 +589,18 @@ def test_the_command_line_plans_what_it_is_asked_for(monkeypatch, capsys):
         asked.append((plan, jobs))
         raise SS.Stopped(0, 1)
     monkeypatch.setattr(ST, "measure", plan_only)
-    for argv in ([], ["--jobs", "2"], ["--arms", "cap-50,1/d_k,cap-50"], ["--dk", "8", "8", "4"]):
+    for argv in ([], ["--jobs", "2"], ["--arms", "cap-50,1/d_k,cap-50"], ["--dk", "8", "8", "4"],
+                 ["--seeds", "1", "--dk", "1"], ["--seeds", "10", "--rates", "-20", "-20"],
+                 ["--rates", "20", "20"]):
         assert ST.main(argv) == 130
     capsys.readouterr()
-    (default, one), (_, two), (named, _), (d_ks, _) = asked
+    (default, one), (_, two), (named, _), (d_ks, _), (least, _), (most, _), (top, _) = asked
     assert (one, two) == (1, 2)  # one process unless asked
     assert named.arms == ("1/d_k", "cap-50")  # each once, in the page's order
     assert d_ks.d_ks == (8, 4) and default.d_ks == (16,)
+    assert (least.seeds, least.d_ks) == ((100,), (1,))  # the smallest values each flag takes
+    assert (most.seeds, most.low, most.high) == (tuple(range(100, 110)), -20, -20)
+    assert (top.low, top.high) == (20, 20)
 
 
 def test_the_docs_data_needs_no_timing_file(monkeypatch, tmp_path):
