@@ -7,6 +7,7 @@ themselves, then the arm's formula), central differences in floats and in decima
 Fractions, and learning_model's own training loop.
 """
 
+import io
 import json
 import math
 import os
@@ -616,6 +617,107 @@ def test_an_output_path_is_checked_before_any_run(tmp_path, monkeypatch, capsys)
         with pytest.raises(SystemExit) as exit_info:
             ST.main(["--json", str(path)])
         assert exit_info.value.code == 2 and "--json: cannot write" in capsys.readouterr().err
+
+
+class FakeClock:
+    """The time module as stability.py reads it, with a clock that reads given values."""
+    def __init__(self, *readings):
+        self.readings = iter(readings)
+
+    def monotonic(self):
+        return next(self.readings)
+
+    @staticmethod
+    def strftime(pattern):
+        return "2026-01-02" if pattern == "%Y-%m-%d" else pattern
+
+
+def small_records(arm="1/sqrt(d_k)", d_k=16, name="stability.json"):
+    records = SS.load(ST.RECORDS[name])
+    return {"settings": {**records["settings"], "arms": [arm], "d_ks": [d_k]},
+            "runs": [r for r in records["runs"] if (r["arm"], r["d_k"]) == (arm, d_k)]}
+
+
+@pytest.mark.parametrize("arms, name", [("default", "stability.json"),
+                                        ("all", "stability_all.json")])
+def test_publish_writes_the_records_and_keeps_the_time_of_each(arms, name, monkeypatch,
+                                                                 tmp_path, capsys):
+    import platform
+    import types
+    reference = tmp_path / "stability.json"
+    reference.write_text(SS.dumps(small_records()))  # --arms all reads its reference
+    records = small_records("cap-10", name="stability_all.json") if arms == "all" else \
+        small_records()
+    for each in ST.RECORDS:
+        monkeypatch.setitem(ST.RECORDS, each, str(tmp_path / f"new_{each}"))
+    monkeypatch.setitem(ST.RECORDS, "stability.json", str(reference))
+    timing = tmp_path / "timing.json"
+    timing.write_text('{"other.json": {"runs": 1}}\n')  # an earlier publish's entry stays
+    monkeypatch.setattr(ST, "TIMING", str(timing))
+    fake_os = types.SimpleNamespace(**{**vars(os), "getloadavg": lambda: (4.126, 3.0, 2.0)})
+    times = iter([(1.0, 0.5, 10.0, 0.25, 0.0), (2.0, 0.75, 20.345, 0.5, 0.0)])
+    fake_os.times = lambda: next(times)
+    monkeypatch.setattr(ST, "os", fake_os)
+    monkeypatch.setattr(ST, "time", FakeClock(100.0, 100.0, 107.26))
+    monkeypatch.setattr(ST, "measure", lambda plan, jobs, progress: records)
+    assert ST.main(["--publish", "--arms", arms, "--jobs", "2"]) == 0
+    out, err = capsys.readouterr()
+    written = tmp_path / f"new_{name}" if name != "stability.json" else reference
+    assert written.read_text() == SS.dumps(records)
+    kept = json.loads(timing.read_text())
+    plan = SS.PUBLISHED[name]
+    assert kept == {"other.json": {"runs": 1}, name: {
+        "cpu_seconds": 11.8, "wall_seconds": 7.3, "jobs": 2, "python": platform.python_version(),
+        "runs": len(SS.specs(plan)), "load_average": [4.13, 4.13], "cpus": os.cpu_count(),
+        "date": "2026-01-02"}}
+    assert err.endswith(f"CPU time 11.8 s, wall 7.3 s, jobs 2 (Python "
+                        f"{platform.python_version()})\n")
+    assert f"--publish: will overwrite experiments/{name}" in err
+    assert ("== Adam: each arm against 1/sqrt(d_k), seed by seed" in out) == (arms == "all")
+
+
+def test_the_first_publish_starts_the_timing_file(monkeypatch, tmp_path, capsys):
+    records = small_records()
+    for each in ST.RECORDS:
+        monkeypatch.setitem(ST.RECORDS, each, str(tmp_path / each))
+    monkeypatch.setattr(ST, "TIMING", str(tmp_path / "timing.json"))
+    monkeypatch.setattr(ST, "measure", lambda plan, jobs, progress: records)
+    assert ST.main(["--publish", "--optimizer", "sgd"]) == 0
+    capsys.readouterr()
+    assert list(json.loads((tmp_path / "timing.json").read_text())) == ["stability_sgd.json"]
+
+
+def test_json_writes_the_records_to_a_writable_path(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(ST, "measure", lambda plan, jobs, progress: small_records())
+    path = tmp_path / "runs.json"
+    assert ST.main(["--json", str(path)]) == 0
+    assert path.read_text() == SS.dumps(small_records())
+    assert "== Adam: per arm and d_k" in capsys.readouterr().out
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_is_one_line_redrawn_on_a_terminal_and_a_line_every_10_s_elsewhere(
+        monkeypatch):
+    monkeypatch.setattr(ST, "time", FakeClock(50.0, 51.0, 59.9, 60.0, 75.0))
+    piped = io.StringIO()
+    monkeypatch.setattr(ST.sys, "stderr", piped)
+    progress = ST._progress_printer()
+    for message in ("a", "b", "c", "d"):
+        progress(message)
+    assert piped.getvalue() == "[    10 s] c\n[    25 s] d\n"  # 1 s and 9.9 s: too soon
+    ST._clear_progress()
+    assert piped.getvalue().endswith("d\n")  # nothing to clear in a pipe
+    terminal = Terminal()
+    monkeypatch.setattr(ST.sys, "stderr", terminal)
+    monkeypatch.setattr(ST, "time", FakeClock(0.0, 3.0))
+    ST._progress_printer()("x" * 95)
+    assert terminal.getvalue() == "\r[     3 s] " + "x" * 90
+    ST._clear_progress()
+    assert terminal.getvalue().endswith("\r" + " " * 100 + "\r")
 
 
 def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(monkeypatch, capsys):
