@@ -665,6 +665,7 @@ def test_publish_writes_the_records_and_keeps_the_time_of_each(arms, name, monke
     written = tmp_path / f"new_{name}" if name != "stability.json" else reference
     assert written.read_text() == SS.dumps(records)
     kept = json.loads(timing.read_text())
+    assert timing.read_text() == json.dumps(kept, indent=1, sort_keys=True) + "\n"  # diffable
     plan = SS.PUBLISHED[name]
     assert kept == {"other.json": {"runs": 1}, name: {
         "cpu_seconds": 11.8, "wall_seconds": 7.3, "jobs": 2, "python": platform.python_version(),
