@@ -33,7 +33,8 @@ if __name__ == "__main__":  # run as a program: import the project from its root
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import stats
-from experiments import learning, learning_measure, learning_model, learning_tables
+from experiments import learning, learning_measure, learning_model, learning_tables, stability
+from experiments import stability_tables
 from scripts import compensated, lowprecision_tables, report_tables, worked_examples
 from scripts.figures import Axis, Series, cannot_write, plot, write_atomic
 from softmax import softmax
@@ -45,7 +46,8 @@ MARKDOWN = ["README.md", "docs/README.md", "docs/derivations.md", "docs/equation
             "docs/documents.md", "docs/worked-examples.md", "docs/interview.md",
             "docs/numerics.md", "docs/pytorch-jax.md", "docs/glossary.md",
             "docs/low-precision.md", "docs/experiments.md", "docs/whiteboard.md",
-            "docs/checker.md"]  # the pages the build renders, and test_docs checks
+            "docs/checker.md",
+            "docs/stability.md"]  # the pages the build renders, and test_docs checks
 VALUE = re.compile(r"<!--v:([\w.-]+)-->(.*?)<!--/v-->")
 BLOCK = re.compile(r"(<!--begin:([\w.-]+)-->\n)(.*?)(<!--end:\2-->)", re.S)
 ARMS = report_tables.ARMS  # the report's two arms: "1" unscaled, "1/sqrt(d_k)" scaled
@@ -57,6 +59,7 @@ class Data(NamedTuple):
     printed: List[str]  # what python3 stats.py prints for it
     additive: Dict[int, stats.ScoreVariance]  # d_a -> Var(e) with w_v ~ N(0, 1)
     learning: dict  # the training study's tables, from its committed records
+    stability: Optional[dict] = None  # the logit-scale study's tables, from its records
 
 
 def printed_report(r: stats.Report) -> List[str]:
@@ -85,7 +88,9 @@ def compute(report: Optional[stats.Report] = None, quiet: bool = True) -> Data:
         additive = report_tables.additive(r)
     with step("the training study's records", quiet):
         records = learning.docs_data()
-    return Data(r, printed, additive, records)
+    with step("the logit-scale study's records", quiet):
+        stable = stability.docs_data()
+    return Data(r, printed, additive, records, stable)
 
 
 def to_json(data: Data) -> str:
@@ -102,7 +107,9 @@ def to_json(data: Data) -> str:
                       for (d, name), g in r.gradients.items()},
         "spread": {f"{d} {name}": [list(v) for v in s] for (d, name), s in r.spread.items()},
         "additive": {str(d): list(v) for d, v in data.additive.items()},
-        "learning": data.learning}, indent=1, sort_keys=True) + "\n"
+        "learning": data.learning,
+        "stability": {key: data.stability[key] for key in ("curves", "growth")}},
+        indent=1, sort_keys=True) + "\n"
 
 
 # ------------------------------------------------------------------ the figures
@@ -228,12 +235,72 @@ def figure_learning(data: Data) -> str:
                      f"{learning_measure.MISS} = missed)", log=True), series)
 
 
+STABILITY_STYLES = {"1/sqrt(d_k)": ("#000000", "", "circle"),
+                    "1/d_k": ("#0072B2", "7 4", "square"),
+                    "qk-norm": ("#009E73", "9 3 2 3", "diamond"),
+                    "cap-50": ("#D55E00", "2 3", "triangle")}  # Okabe-Ito
+
+
+def _stacked(panels: Sequence[str]) -> str:
+    """One SVG of plot() panels stacked top to bottom (each a nested <svg>)."""
+    opening = '<svg xmlns="http://www.w3.org/2000/svg" '
+    heights = [int(re.search(r'height="(\d+)"', panel).group(1)) for panel in panels]
+    width = int(re.search(r'width="(\d+)"', panels[0]).group(1))
+    body, y = [], 0
+    for panel, height in zip(panels, heights):
+        body.append(panel.replace(opening, f'<svg x="0" y="{y}" ', 1).rstrip("\n"))
+        y += height
+    return "\n".join([f'{opening}width="{width}" height="{y}" viewBox="0 0 {width} {y}">',
+                      f'<rect width="{width}" height="{y}" fill="white"/>', *body, "</svg>", ""])
+
+
+def figure_stability_loss(data: Data) -> str:
+    """Final held-out loss against the rate under Adam, a panel per d_k, a line per arm,
+    with the order-statistic interval over the seeds as bars."""
+    curves = [c for c in data.stability["curves"]
+              if c["optimizer"] == "adam" and c["arm"] in STABILITY_STYLES]
+    panels = []
+    for d_k in sorted({c["d_k"] for c in curves}):
+        series = []
+        for c in (c for c in curves if c["d_k"] == d_k):
+            ks = [float(p["octave"]) for p in c["points"]]
+            series.append(Series(stability_tables.NAMES[c["arm"]], ks,
+                                 [p["median"] for p in c["points"]],
+                                 [(p["low"], p["high"]) for p in c["points"]],
+                                 style=STABILITY_STYLES[c["arm"]]))
+        reference = next(c for c in curves if (c["d_k"], c["arm"]) == (d_k, "1/sqrt(d_k)"))
+        series.append(Series("l_0 of 1/sqrt(d_k)", ks, [reference["initial_loss"]] * len(ks),
+                             style=("#999999", "2 2", "plus")))
+        panels.append(plot(f"Final held-out loss after 200 steps of Adam, d_k = {d_k}",
+                           Axis("learning rate, log2", ticks=ks),
+                           Axis("loss, median over the seeds (nats)",
+                                ticks=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]), series, height=360))
+    return _stacked(panels)
+
+
+def figure_stability_logits(data: Data) -> str:
+    """The largest |logit| of each training batch against the step, 1/sqrt(d_k) under Adam
+    at d_k = stability_tables.FIGURE_D_K, at four rates around its collapse edge."""
+    series = []
+    for style, g in enumerate(data.stability["growth"]):
+        steps = [t for t in range(len(g["median"])) if t == 0 or (t + 1) % 5 == 0]
+        series.append(Series(f"rate {stability_tables.rate_text(g['octave'])}",
+                             [float(t + 1) for t in steps], [g["median"][t] for t in steps],
+                             style=style))
+    return plot(f"Largest |logit| of each batch, 1/sqrt(d_k), d_k = "
+                f"{stability_tables.FIGURE_D_K}, Adam",
+                Axis("step", ticks=[1.0, 50.0, 100.0, 150.0, 200.0]),
+                Axis("largest |s|, median over the seeds (log scale)", log=True), series)
+
+
 FIGURES: Dict[str, Callable[[Data], str]] = {
     "variance.svg": figure_variance, "saturation.svg": figure_saturation,
     "gradient-logits.svg": figure_gradient_logits,
     "gradient-queries.svg": figure_gradient_queries,
     "gradient-spread.svg": figure_gradient_spread, "softmax.svg": figure_softmax,
-    "learning.svg": figure_learning}
+    "learning.svg": figure_learning, "stability-loss.svg": figure_stability_loss}
+PAGE_FIGURES: Dict[str, Callable[[Data], str]] = {  # shown on a page, not on the front page
+    "stability-logits.svg": figure_stability_logits}
 
 
 # ------------------------------------------------------------- the whiteboard
@@ -291,6 +358,7 @@ def values(data: Data) -> Dict[str, str]:
     out.update(compensated.markdown_values())
     out.update(lowprecision_tables.values())
     out.update(learning.markdown_values(data.learning))
+    out.update(stability.markdown_values(data.stability))
     return out
 
 
@@ -303,6 +371,7 @@ def blocks(data: Data) -> Dict[str, str]:
     out.update(compensated.markdown_blocks())
     out.update(lowprecision_tables.blocks())
     out.update(learning.markdown_blocks(data.learning))
+    out.update(stability.markdown_blocks(data.stability))
     return out
 
 
@@ -325,7 +394,7 @@ def outputs(data: Data, figures_dir: str, quiet: bool = True) -> Dict[str, str]:
     """Return {path: text} for every file the build owns (absolute paths)."""
     files = {os.path.join(figures_dir, "data.json"): to_json(data)}
     with step("the figures", quiet):
-        for name, draw in FIGURES.items():
+        for name, draw in {**FIGURES, **PAGE_FIGURES}.items():
             files[os.path.join(figures_dir, name)] = draw(data)
     with step("the tables and numbers", quiet):
         inline, generated = values(data), blocks(data)

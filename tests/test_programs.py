@@ -39,6 +39,8 @@ ARGUMENTS = {  # program -> the arguments of a quick documented run ([] for the 
     "benchmarks/checker.py": ["--modes", "softmax", "--cases", "5", "--repeat", "1"],
     "interview/check.py": ["--help"],
     "experiments/learning.py": ["--help"],
+    "experiments/stability.py": ["--help"],  # a full run: about a minute
+    "benchmarks/stability.py": ["--help"],  # a full run: minutes
     "tools/mutate.py": ["--help"],
 }
 PARTS = {  # a module of a program -> the program it names when run by hand
@@ -47,6 +49,8 @@ PARTS = {  # a module of a program -> the program it names when run by hand
                     "mode_forward", "mode_mha", "mode_online", "mode_softmax")},
     **{f"experiments/{name}.py": "python3 experiments/learning.py --help"
        for name in ("learning_model", "learning_measure", "learning_tables")},
+    **{f"experiments/{name}.py": "python3 experiments/stability.py --help"
+       for name in ("stability_model", "stability_measure", "stability_tables")},
     "tools/mutants.py": "python3 tools/mutate.py --help",
     "scripts/tables.py": "python3 scripts/build.py",
     "lowprecision/emulation.py": "python3 scripts/lowprecision.py",
@@ -132,6 +136,8 @@ BAD = {  # program -> a bad argument (each program's own tests try more)
     "benchmarks/checker.py": ["--cases", "0"],
     "interview/check.py": ["--time-limit", "0", "f.py"],
     "experiments/learning.py": ["--json", os.path.join(MISSING, "runs.json")],
+    "experiments/stability.py": ["--json", os.path.join(MISSING, "runs.json")],
+    "benchmarks/stability.py": ["--steps", "0"],
     "tools/mutate.py": ["softmax.py", "--sample", "-1"],
 }
 
@@ -221,6 +227,10 @@ CTRL_C = {  # program -> (its module, the name its work calls, arguments, the li
                                    "python3 scripts/worked_examples.py: interrupted"),
     "benchmarks/accuracy.py": ("benchmarks.accuracy", "random_logits", [],
                                "python3 benchmarks/accuracy.py: interrupted"),
+    "benchmarks/stability.py": ("benchmarks.stability", "per_step", [],
+                                "python3 benchmarks/stability.py: interrupted"),
+    "experiments/stability.py": ("experiments.stability", "measure", ["--json", "OUT"],
+                                 "python3 experiments/stability.py: interrupted"),
     "tools/mutate.py": ("tools.mutate", "run_module", ["scripts/tables.py", "--report", "OUT"],
                         "mutate: interrupted before the first mutant of scripts/tables.py "
                         "had run; OUT is as it was"),
