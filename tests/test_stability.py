@@ -730,6 +730,14 @@ def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(monkeypatch, capsys):
         "python3 experiments/stability.py: interrupted after 5 of 132 runs; nothing written")
 
 
+def test_ctrl_c_outside_the_runs_is_one_line_and_130(monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(ST, "measure", interrupted)
+    assert ST.main([]) == 130
+    assert capsys.readouterr().err == "python3 experiments/stability.py: interrupted\n"
+
+
 @pytest.mark.slow
 def test_ctrl_c_stops_a_pool_of_workers_with_one_line(tmp_path):
     import signal
