@@ -748,9 +748,12 @@ def test_ctrl_c_outside_the_runs_is_one_line_and_130(monkeypatch, capsys):
 def test_ctrl_c_stops_a_pool_of_workers_with_one_line(tmp_path):
     import signal
     import time
+    # SIGINT at its default in the child, as in a terminal, even when this run of the tests
+    # ignores it (a background job does, and an ignored signal stays ignored in a child)
     process = subprocess.Popen([sys.executable, "experiments/stability.py", "--jobs", "2",
                                 "--json", str(tmp_path / "x.json")], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
