@@ -655,7 +655,7 @@ def test_publish_writes_the_records_and_keeps_the_time_of_each(arms, name, monke
     timing.write_text('{"other.json": {"runs": 1}}\n')  # an earlier publish's entry stays
     monkeypatch.setattr(ST, "TIMING", str(timing))
     fake_os = types.SimpleNamespace(**{**vars(os), "getloadavg": lambda: (4.126, 3.0, 2.0)})
-    times = iter([(1.0, 0.5, 10.0, 0.25, 0.0), (2.0, 0.75, 20.345, 0.5, 0.0)])
+    times = iter([(1.0, 0.5, 10.0, 0.25, 5.0), (2.0, 0.75, 20.345, 0.5, 9.0)])  # 5th: elapsed
     fake_os.times = lambda: next(times)
     monkeypatch.setattr(ST, "os", fake_os)
     monkeypatch.setattr(ST, "time", FakeClock(100.0, 100.0, 107.26))
@@ -683,9 +683,14 @@ def test_the_first_publish_starts_the_timing_file(monkeypatch, tmp_path, capsys)
         monkeypatch.setitem(ST.RECORDS, each, str(tmp_path / each))
     monkeypatch.setattr(ST, "TIMING", str(tmp_path / "timing.json"))
     monkeypatch.setattr(ST, "measure", lambda plan, jobs, progress: records)
+    import types  # a platform without os.getloadavg: no load average is kept
+    monkeypatch.setattr(ST, "os", types.SimpleNamespace(
+        **{k: v for k, v in vars(os).items() if k != "getloadavg"}))
     assert ST.main(["--publish", "--optimizer", "sgd"]) == 0
     capsys.readouterr()
-    assert list(json.loads((tmp_path / "timing.json").read_text())) == ["stability_sgd.json"]
+    kept = json.loads((tmp_path / "timing.json").read_text())
+    assert list(kept) == ["stability_sgd.json"]
+    assert kept["stability_sgd.json"]["load_average"] == []
 
 
 def test_json_writes_the_records_to_a_writable_path(monkeypatch, tmp_path, capsys):
@@ -693,7 +698,8 @@ def test_json_writes_the_records_to_a_writable_path(monkeypatch, tmp_path, capsy
     path = tmp_path / "runs.json"
     assert ST.main(["--json", str(path)]) == 0
     assert path.read_text() == SS.dumps(small_records())
-    assert "== Adam: per arm and d_k" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "== Adam: per arm and d_k" in out and "--publish" not in err
 
 
 class Terminal(io.StringIO):
@@ -730,13 +736,24 @@ def test_ctrl_c_says_how_far_the_sweep_got_and_exits_130(monkeypatch, capsys):
         "python3 experiments/stability.py: interrupted after 5 of 132 runs; nothing written")
 
 
+def test_ctrl_c_outside_the_runs_is_one_line_and_130(monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(ST, "measure", interrupted)
+    assert ST.main([]) == 130
+    assert capsys.readouterr().err == "python3 experiments/stability.py: interrupted\n"
+
+
 @pytest.mark.slow
 def test_ctrl_c_stops_a_pool_of_workers_with_one_line(tmp_path):
     import signal
     import time
+    # SIGINT at its default in the child, as in a terminal, even when this run of the tests
+    # ignores it (a background job does, and an ignored signal stays ignored in a child)
     process = subprocess.Popen([sys.executable, "experiments/stability.py", "--jobs", "2",
                                 "--json", str(tmp_path / "x.json")], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
