@@ -983,6 +983,13 @@ def test_a_sweep_of_one_capped_arm_gives_the_tables_it_can(committed):
     assert SX.blocks(data)["stability-table"].count("\n") == 1  # a header and its rule
 
 
+def test_a_table_without_rows_is_left_out_of_the_report(committed):
+    data = SX.tables({"run": part(committed["stability.json"], ("1/sqrt(d_k)",), (16,))}, {})
+    titles = [line for line in SX.report(data) if line.startswith("== ")]
+    assert "== Adam: at the best rate and at the collapse edge" in titles
+    assert not any("behind the norm and the cap" in title for title in titles)  # no such arm
+
+
 def test_the_figure_of_logit_growth_needs_the_reference_and_its_edge(committed):
     adam = committed["stability.json"]
     assert SX.tables({"run": part(adam, ("qk-norm",), (64,))}, {})["growth"] == []
@@ -1027,6 +1034,7 @@ def test_a_cell_prints_its_median_and_interval_with_the_digits_it_supports():
     def summary(m, lo, hi):
         return Summary(m, lo, hi, 0.98, 0, 10)
     assert SX._percent_cell(summary(0.5, 0.5, 0.5)) == "50% [50%, 50%]"
+    assert SX._percent_cell(summary(0.6, 0.6, 0.6)) == "60% [60%, 60%]"  # 1.01 x 60 is 61
     assert SX._percent_cell(summary(0.25, 0.125, 0.5)) == "25% [12%, 50%]"
     assert SX._percent_cell(summary(None, 0.1, None)) == "-"
     assert SX._number_cell(summary(0.123, 0.123, 0.123)) == "0.12 [0.12, 0.12]"
